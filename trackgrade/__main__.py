@@ -1,0 +1,3 @@
+from trackgrade.cli import main
+
+main()

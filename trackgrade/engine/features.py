@@ -1,0 +1,134 @@
+"""Frozen dataclasses for everything the engine measures.
+
+`Features` is the engine's output and the grading layer's input. Curves are
+numpy arrays (dataclasses with arrays use ``eq=False``); everything else is a
+plain number or string. Units are in the field names or the comments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+BAND_NAMES = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
+# CONTRACT.md: band edges in Hz, lower edge inclusive.
+BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
+                 (4000, 8000), (8000, 20000))
+SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
+
+
+@dataclass(frozen=True, eq=False)
+class DecodedAudio:
+    """Decoded samples, shape (frames, channels), float32 in [-1, 1]."""
+    samples: np.ndarray
+    sample_rate: int
+    container: str            # "wav", "aiff", "flac", "mp3"
+    subtype: str              # soundfile subtype, e.g. "PCM_16", "FLOAT"
+    truncated: bool = False   # header promised more audio than was present
+    declared_duration_s: float | None = None
+
+    @property
+    def channels(self) -> int:
+        return int(self.samples.shape[1])
+
+    @property
+    def frames(self) -> int:
+        return int(self.samples.shape[0])
+
+    @property
+    def duration_s(self) -> float:
+        return self.frames / float(self.sample_rate)
+
+
+@dataclass(frozen=True, eq=False)
+class Loudness:
+    integrated_lufs: float          # BS.1770-4 gated; -70.0 floor for near-silence
+    loudness_range_lu: float        # EBU Tech 3342 LRA
+    true_peak_dbtp: float           # 4x oversampled, max over channels
+    sample_peak_dbfs: float
+    momentary_lufs: np.ndarray      # 400 ms windows, one value per `curve_hop_s`
+    short_term_lufs: np.ndarray     # 3 s windows, one value per `curve_hop_s`
+    curve_hop_s: float = 0.1
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    crest_factor_db: float          # sample peak over RMS, dB
+    dynamic_complexity_db: float    # mean abs deviation of short-term loudness, dB
+    clipping_pct: float             # % of samples (all channels) with |x| >= 0.999
+    rms_dbfs: float
+    rms_mean: float                 # linear RMS of the mono mix, 0..1
+
+
+@dataclass(frozen=True)
+class Stereo:
+    width: float                    # side / (mid + side) energy, 0..1; 0 for mono
+    correlation: float              # Pearson L/R, -1..1; 1.0 for mono
+
+
+@dataclass(frozen=True, eq=False)
+class Spectrum:
+    bands_pct: dict                 # BAND_NAMES -> percent, summing to 100
+    centroid_hz: float
+    band_energy_over_time: np.ndarray | None = None   # (frames, 7) dB, optional
+
+
+@dataclass(frozen=True, eq=False)
+class Rhythm:
+    bpm: float                      # 60-200, half/double decided for the style
+    regularity: float               # 0..1
+    beat_times: np.ndarray          # seconds
+    onset_rate: float               # onsets per second
+    beat_strength: float            # 0..1, salience of the pulse
+    danceability: float             # DFA-based, 0..3 like Essentia's Danceability
+    tempo_confidence: float         # 0..1
+    tempo_salient: bool             # False when there is no pulse to speak of
+
+
+@dataclass(frozen=True)
+class Key:
+    tonic: str                      # C C# D Eb E F F# G Ab A Bb B
+    scale: str                      # "major" | "minor"
+    camelot: str                    # "1A".."12B"
+    confidence: float               # 0..1
+
+
+@dataclass(frozen=True, eq=False)
+class Tonality:
+    key: Key | None                 # None for atonal input
+    chroma: np.ndarray              # (12,) mean chroma, C first, sums to 1
+
+
+@dataclass(frozen=True)
+class Section:
+    start: float                    # seconds
+    end: float
+    label: str                      # SECTION_LABELS
+    energy: int                     # 0..100
+
+
+@dataclass(frozen=True, eq=False)
+class Structure:
+    sections: tuple                 # tuple[Section, ...], contiguous, whole track
+    energy_curve: np.ndarray        # 0..1 per `curve_hop_s`, for reports
+    curve_hop_s: float
+    novelty: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Features:
+    """Everything measured on one track."""
+    duration_s: float
+    sample_rate: int
+    channels: int
+    container: str
+    truncated: bool
+    loudness: Loudness
+    dynamics: Dynamics
+    stereo: Stereo
+    spectrum: Spectrum
+    rhythm: Rhythm
+    tonality: Tonality
+    structure: Structure
+    timings_s: dict = field(default_factory=dict)   # stage -> seconds, for benchmarks

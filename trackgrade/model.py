@@ -1,0 +1,182 @@
+"""The Analysis document of spec section 2, as frozen dataclasses.
+
+`Analysis` holds what the library computes (scores, measurements, words).
+The server adds its own envelope fields (`object`, `id`, `status`,
+`livemode`, `external_id`, `created_at`, `completed_at`, `error`) around
+`Analysis.to_dict()`; the CLI prints `to_dict()` as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from trackgrade.engine.features import BAND_NAMES
+
+
+@dataclass(frozen=True)
+class Grade:
+    letter: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Scores:
+    hit_potential: int
+    danceability: int
+    mix_quality: int
+    frequency_balance: int
+    energy: int
+    structure: int
+
+
+@dataclass(frozen=True)
+class Tempo:
+    bpm: float
+    regularity: float
+
+
+@dataclass(frozen=True)
+class KeyResult:
+    key: str
+    scale: str
+    camelot: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class GenreResult:
+    detected: str
+    name: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class FrequencyBands:
+    sub_bass: float
+    bass: float
+    low_mid: float
+    mid: float
+    upper_mid: float
+    high: float
+    air: float
+
+    @classmethod
+    def from_mapping(cls, values) -> "FrequencyBands":
+        return cls(**{name: float(values[name]) for name in BAND_NAMES})
+
+
+@dataclass(frozen=True)
+class Frequency:
+    bands: FrequencyBands
+    ideal: FrequencyBands
+    centroid_hz: float
+    score: int
+
+
+@dataclass(frozen=True)
+class Mix:
+    loudness_lufs: float
+    dynamic_range_db: float
+    dynamic_complexity: float
+    crest_factor_db: float
+    peak_dbfs: float
+    stereo_width: float
+    stereo_correlation: float
+    clipping_pct: float
+    score: int
+
+
+@dataclass(frozen=True)
+class StructureSection:
+    start: float
+    end: float
+    label: str
+    energy: int
+
+
+@dataclass(frozen=True)
+class StructureResult:
+    sections: tuple[StructureSection, ...]
+    score: int
+
+
+@dataclass(frozen=True)
+class DanceabilityBreakdown:
+    tempo_fitness: int
+    beat_strength: int
+    rhythmic_energy: int
+    bass_presence: int
+    groove_clarity: int
+    engine_dance: int
+
+
+@dataclass(frozen=True)
+class Danceability:
+    breakdown: DanceabilityBreakdown
+    score: int
+
+
+@dataclass(frozen=True)
+class Energy:
+    score: int
+    rms_mean: float
+    onset_rate: float
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    status: str                      # "pending" (template) | "ready" (enhanced)
+    summary: str
+    frequency: str | None
+    mix: str | None
+    danceability: str | None
+
+
+@dataclass(frozen=True)
+class FeedbackItem:
+    type: str                        # "warn" | "tip" | "pass"
+    category: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The library's part of an Analysis document (spec 2.1)."""
+    file_name: str
+    mastering_status: str
+    duration_seconds: float
+    score: int
+    grade: Grade
+    scores: Scores
+    tempo: Tempo
+    key: KeyResult | None
+    genre: GenreResult
+    frequency: Frequency
+    mix: Mix
+    structure: StructureResult
+    danceability: Danceability
+    energy: Energy
+    diagnosis: Diagnosis
+    feedback: tuple[FeedbackItem, ...]
+    extras: dict = field(default_factory=dict, compare=False)
+    """Not part of the document: curves and facts the report and the
+    narrative use (loudness curve, energy curve, beat times...). JSON-safe."""
+
+    @property
+    def diagnosis_status(self) -> str:
+        return self.diagnosis.status
+
+    def to_dict(self) -> dict:
+        """The document fields, JSON-ready, in spec order."""
+        doc = asdict(self)
+        doc.pop("extras")
+        doc["diagnosis_status"] = self.diagnosis.status
+        doc["structure"]["sections"] = list(doc["structure"]["sections"])
+        doc["feedback"] = list(doc["feedback"])
+        order = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds",
+                 "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
+                 "structure", "danceability", "energy", "diagnosis", "feedback")
+        return {name: doc[name] for name in order}
+
+    def with_diagnosis(self, diagnosis: Diagnosis) -> "Analysis":
+        return replace(self, diagnosis=diagnosis)

@@ -1,0 +1,40 @@
+"""The one place that knows the order: bytes -> decode -> extract -> grade -> words.
+
+The CLI's `analyze` and `batch`, the server's workers and the benchmarks all
+call these functions, so every surface returns the same document.
+"""
+
+from __future__ import annotations
+
+from trackgrade.engine.decode import decode
+from trackgrade.engine.extract import extract
+from trackgrade.engine.features import Features
+from trackgrade.grading import build_analysis
+from trackgrade.grading.diagnosis import enhanced_diagnosis
+from trackgrade.model import Analysis
+
+MASTERING_STATUSES = ("pre-master", "master")
+
+
+def measure(data: bytes, *, file_name: str) -> Features:
+    """Decode the bytes (in memory) and measure everything."""
+    return extract(decode(data, file_name=file_name))
+
+
+def grade(features: Features, *, file_name: str, mastering_status: str = "pre-master") -> Analysis:
+    """Scores, grade, genre, template diagnosis (`pending`) and feedback."""
+    return build_analysis(features, file_name=file_name, mastering_status=mastering_status)
+
+
+def enhance(analysis: Analysis) -> Analysis:
+    """The second stage: the enhanced narrative (`ready`)."""
+    return analysis.with_diagnosis(enhanced_diagnosis(analysis))
+
+
+def analyze(data: bytes, *, file_name: str, mastering_status: str = "pre-master",
+            enhanced: bool = True) -> Analysis:
+    """bytes -> the complete Analysis (with the enhanced narrative unless
+    `enhanced` is False)."""
+    analysis = grade(measure(data, file_name=file_name), file_name=file_name,
+                     mastering_status=mastering_status)
+    return enhance(analysis) if enhanced else analysis
