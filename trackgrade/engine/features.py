@@ -132,3 +132,4 @@ class Features:
     tonality: Tonality
     structure: Structure
     timings_s: dict = field(default_factory=dict)   # stage -> seconds, for benchmarks
+    declared_duration_s: float | None = None         # what a truncated file's header promised
