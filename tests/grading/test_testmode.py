@@ -1,0 +1,88 @@
+"""Test mode: canned analyses are pure functions of (file_name, mastering_status)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from trackgrade.errors import TrackgradeError
+from trackgrade.grading.diagnosis import enhanced_diagnosis
+from trackgrade.grading.validate import validate_document
+from trackgrade.testmode import FAILURE_CODES, FAILURE_MESSAGES, canned_analysis, failure_code
+
+NAMES = ["kick.wav", "a.mp3", "b.flac", "c.aiff", "deep/dir/d.wav", "x" * 200 + ".wav",
+         "no_extension", "ÄÖÜ.wav", "e.WAV", "f.g.h.mp3", "song_v2.wav", "loop 128bpm.wav"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("status", ["pre-master", "master"])
+def test_canned_documents_are_valid_and_pending(name, status):
+    a = canned_analysis(name, status)
+    doc = a.to_dict()
+    assert validate_document(doc) == []
+    assert doc["file_name"] == name and doc["mastering_status"] == status
+    assert doc["diagnosis_status"] == "pending"
+    ready = a.with_diagnosis(enhanced_diagnosis(a)).to_dict()
+    assert validate_document(ready) == []
+    json.dumps(a.extras, allow_nan=False)
+
+
+def test_pure_function_of_the_arguments():
+    one = canned_analysis("same.wav", "master")
+    two = canned_analysis("same.wav", "master")
+    assert one.to_dict() == two.to_dict() and one.extras == two.extras
+    assert canned_analysis("same.wav").to_dict() == canned_analysis("same.wav", "pre-master").to_dict()
+
+
+def test_names_vary_tempo_key_genre_and_scores():
+    docs = [canned_analysis(f"track_{i}.wav", "master").to_dict() for i in range(40)]
+    assert len({d["tempo"]["bpm"] for d in docs}) > 20
+    assert len({d["key"]["camelot"] for d in docs}) > 10
+    assert len({d["genre"]["detected"] for d in docs}) >= 4
+    assert len({d["score"] for d in docs}) > 5
+
+
+def test_mastering_status_changes_only_the_loudness_side():
+    pre, master = canned_analysis("x.wav", "pre-master"), canned_analysis("x.wav", "master")
+    assert pre.tempo == master.tempo and pre.key == master.key and pre.genre == master.genre
+    assert pre.mix.loudness_lufs < master.mix.loudness_lufs
+
+
+def test_invalid_status_rejected():
+    with pytest.raises(TrackgradeError) as err:
+        canned_analysis("x.wav", "final")
+    assert err.value.param == "mastering_status"
+
+
+def test_never_touches_the_engine():
+    """In a fresh interpreter, a canned analysis imports no decoder or extractor."""
+    code = ("import sys; from trackgrade.testmode import canned_analysis; "
+            "canned_analysis('x.wav', 'master'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[-1] in "
+            "('decode', 'extract', 'loudness', 'rhythm', 'frames')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("code", FAILURE_CODES)
+def test_failure_codes_from_the_stem(code):
+    assert failure_code(f"kick_fail_{code}.wav") == code
+    assert failure_code(f"dir/sub/kick_fail_{code}.mp3") == code
+    assert failure_code(f"kick_fail_{code}") == code
+    assert code in FAILURE_MESSAGES
+
+
+@pytest.mark.parametrize("name", ["kick.wav", "kick_fail_banana.wav", "fail_safe.wav",
+                                  "kick_fail_engine_error_v2.wav", "kick_fail_Engine_Error.wav",
+                                  "kick_fail_engine_error.wav/other.wav", "kick_fail_.wav"])
+def test_other_names_do_not_fail(name):
+    assert failure_code(name) is None
+
+
+def test_every_warning_and_tip_names_a_number():
+    for i in range(40):
+        for status in ("pre-master", "master"):
+            for item in canned_analysis(f"n{i}.wav", status).feedback:
+                if item.type != "pass":
+                    assert any(ch.isdigit() for ch in item.text), item

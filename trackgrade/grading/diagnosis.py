@@ -1,0 +1,327 @@
+"""Words from numbers: the template diagnosis and the enhanced narrative.
+
+Both are pure, deterministic functions of an `Analysis` (its document fields
+and `extras`): no engine, no network. `template_diagnosis` is short (status
+"pending"); `enhanced_diagnosis` is the second stage (status "ready"): it
+names sections with their times, compares every band with the genre ideal,
+says what streaming platforms will do to the loudness and gives fixes.
+"""
+
+from __future__ import annotations
+
+from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading.genres import GENRES
+from trackgrade.model import Analysis, Diagnosis
+
+BAND_LABELS = {"sub_bass": "sub-bass (20-60 Hz)", "bass": "bass (60-250 Hz)",
+               "low_mid": "low mids (250-500 Hz)", "mid": "mids (500 Hz-2 kHz)",
+               "upper_mid": "upper mids (2-4 kHz)", "high": "highs (4-8 kHz)",
+               "air": "air (8-20 kHz)"}
+PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
+                "frequency_balance": "frequency balance", "energy": "energy", "structure": "structure"}
+# (platform, normalisation target LUFS)
+STREAMING = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Amazon Music", -14.0),
+             ("Apple Music", -16.0))
+BAND_TOLERANCE_DB = 2.0
+
+
+def a_an(phrase: str) -> str:
+    """The phrase with its indefinite article: "a house", "an ambient"."""
+    return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
+
+
+def clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def _pillars(a: Analysis) -> dict[str, int]:
+    s = a.scores
+    return {"danceability": s.danceability, "mix_quality": s.mix_quality,
+            "frequency_balance": s.frequency_balance, "energy": s.energy, "structure": s.structure}
+
+
+def _key_text(a: Analysis) -> str:
+    if a.key is None:
+        return "no clear key (atonal or drums only)"
+    return f"{a.key.key} {a.key.scale} ({a.key.camelot})"
+
+
+def _band_deltas(a: Analysis) -> dict[str, float]:
+    """Measured minus ideal, percentage points, per band."""
+    m, i = a.frequency.bands, a.frequency.ideal
+    return {b: round(getattr(m, b) - getattr(i, b), 1) for b in BAND_NAMES}
+
+
+def _band_db(a: Analysis) -> dict[str, float]:
+    return dict(a.extras.get("pillars", {}).get("frequency_balance", {}).get("band_delta_db", {}))
+
+
+def _worst_bands(a: Analysis, n: int = 2) -> list[tuple[str, float]]:
+    db = _band_db(a)
+    if not db:
+        db = {b: d / 3.0 for b, d in _band_deltas(a).items()}
+    ranked = sorted(db.items(), key=lambda kv: -abs(kv[1]))
+    return [(b, d) for b, d in ranked[:n] if abs(d) >= BAND_TOLERANCE_DB]
+
+
+def _targets(a: Analysis) -> dict:
+    t = a.extras.get("targets")
+    if t:
+        return t
+    g = GENRES[a.genre.detected]
+    return {"loudness_lufs": g["loudness_lufs"][a.mastering_status],
+            "true_peak_max_dbtp": -1.0 if a.mastering_status == "master" else -3.0,
+            "crest_db": g["crest_db"], "lra_lu": g["lra_lu"], "bpm_range": g["bpm_range"],
+            "structure": g["structure"]}
+
+
+# ---------------------------------------------------------------- template (pending)
+
+def summary_sentence(a: Analysis) -> str:
+    p = _pillars(a)
+    best = max(p, key=p.get)
+    worst = min(p, key=p.get)
+    genre = a.genre.name.lower()
+    article = "an" if genre[:1] in "aeiou" else "a"
+    return (f"{a.grade.label} ({a.grade.letter}, {a.score}/100): {article} {genre} track at "
+            f"{a.tempo.bpm:g} BPM in {_key_text(a)}. Strongest: {PILLAR_NAMES[best]} "
+            f"({p[best]}); weakest: {PILLAR_NAMES[worst]} ({p[worst]}).")
+
+
+def frequency_sentence(a: Analysis) -> str:
+    worst = _worst_bands(a)
+    if not worst:
+        return (f"The tonal balance sits close to the {a.genre.name.lower()} ideal in every band "
+                f"(score {a.frequency.score}).")
+    parts = [f"{BAND_LABELS[b]} {round(d, 1) + 0.0:+.1f} dB" for b, d in worst]
+    return (f"Against the {a.genre.name.lower()} ideal the biggest gaps are {' and '.join(parts)} "
+            f"(score {a.frequency.score}); the spectral centroid is {a.frequency.centroid_hz:.0f} Hz.")
+
+
+def loudness_verdict(a: Analysis) -> str:
+    t = _targets(a)
+    lo, hi = t["loudness_lufs"]
+    lufs = a.mix.loudness_lufs
+    kind = "master" if a.mastering_status == "master" else "pre-master"
+    if lufs < lo:
+        return f"{lo - lufs:.1f} LU quieter than {a_an(a.genre.name.lower())} {kind} ({lo:g} to {hi:g} LUFS)"
+    if lufs > hi:
+        return f"{lufs - hi:.1f} LU louder than {a_an(a.genre.name.lower())} {kind} should be ({lo:g} to {hi:g} LUFS)"
+    return f"within the {lo:g} to {hi:g} LUFS range for {a_an(a.genre.name.lower())} {kind}"
+
+
+def mix_sentence(a: Analysis) -> str:
+    m = a.mix
+    t = _targets(a)
+    peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
+            + (f", over the {t['true_peak_max_dbtp']:g} dBTP ceiling" if m.peak_dbfs > t["true_peak_max_dbtp"]
+               else ""))
+    extra = []
+    if m.clipping_pct >= 0.001:
+        extra.append(f"{m.clipping_pct:.3f} % of samples clip")
+    if m.stereo_correlation < 0:
+        extra.append(f"the channels are out of phase (correlation {m.stereo_correlation:.2f})")
+    elif m.stereo_width < 0.01 and a.extras.get("channels", 2) > 1:
+        extra.append("the stereo image is mono")
+    tail = ("; " + "; ".join(extra)) if extra else ""
+    return (f"Integrated loudness {m.loudness_lufs:.1f} LUFS is {loudness_verdict(a)}; {peak}, "
+            f"crest factor {m.crest_factor_db:.1f} dB, loudness range {m.dynamic_range_db:.1f} LU"
+            f"{tail} (mix score {m.score}).")
+
+
+def danceability_sentence(a: Analysis) -> str:
+    b = a.danceability.breakdown
+    parts = {"tempo fit": b.tempo_fitness, "beat strength": b.beat_strength,
+             "rhythmic energy": b.rhythmic_energy, "bass presence": b.bass_presence,
+             "groove clarity": b.groove_clarity, "dance feel": b.engine_dance}
+    weak = min(parts, key=parts.get)
+    strong = max(parts, key=parts.get)
+    if not a.extras.get("tempo_salient", True):
+        return (f"There is no steady pulse to dance to (danceability {a.danceability.score}); "
+                f"the tempo estimate of {a.tempo.bpm:g} BPM is a guess.")
+    return (f"Danceability {a.danceability.score}: {strong} is the strong point ({parts[strong]}), "
+            f"{weak} the weak one ({parts[weak]}); beat regularity {a.tempo.regularity:.2f}.")
+
+
+def template_diagnosis(a: Analysis) -> Diagnosis:
+    """The short diagnosis present as soon as the scores are (status "pending")."""
+    return Diagnosis(status="pending", summary=summary_sentence(a), frequency=frequency_sentence(a),
+                     mix=mix_sentence(a), danceability=danceability_sentence(a))
+
+
+# ---------------------------------------------------------------- enhanced (ready)
+
+def _contrast(a: Analysis) -> tuple[int | None, float | None]:
+    """(structure contrast part 0-100, short-term loudness spread LU) from extras."""
+    parts = a.extras.get("pillars", {}).get("structure", {}).get("parts", {})
+    return parts.get("contrast"), a.extras.get("loudness_spread_lu")
+
+
+def _sections_text(a: Analysis) -> str:
+    secs = a.structure.sections
+    if not secs:
+        return ""
+    loud = a.extras.get("section_loudness_lufs") or []
+    if len(loud) != len(secs):
+        loud = [None] * len(secs)
+
+    def one(s, level):
+        at = f"{s.label} at {clock(s.start)}"
+        return at + (f" ({level:.1f} LUFS)" if level is not None and level > -69.9 else "")
+
+    described = ", ".join(one(s, v) for s, v in list(zip(secs, loud))[:8])
+    more = f" and {len(secs) - 8} more sections" if len(secs) > 8 else ""
+    text = f"The arrangement runs {described}{more}."
+    drops = [i for i, s in enumerate(secs) if s.label == "drop"]
+    contrast, spread = _contrast(a)
+    if drops:
+        main = max(drops, key=lambda i: (loud[i] if loud[i] is not None else secs[i].energy,
+                                         secs[i].end - secs[i].start))
+        s = secs[main]
+        text += f" The main drop at {clock(s.start)} lasts {s.end - s.start:.0f} s"
+        before = [v for v in loud[:main] if v is not None and v > -69.9]
+        if loud[main] is not None and before:
+            text += f" and lands {loud[main] - min(before):.1f} LU above the quietest section before it"
+        text += "."
+    else:
+        text += (" No section reads as a drop: the track never reaches a clear peak; a section where "
+                 "kick and bass come in together after a breakdown would give it one.")
+    if contrast is not None and contrast < 40 and spread is not None:
+        text += (f" The loudness moves only {spread:.1f} LU across the track, so nothing stands out: "
+                 f"strip the drums and bass for 8-16 bars before the drop to give it contrast.")
+    return text
+
+
+def _bands_text(a: Analysis) -> str:
+    db = _band_db(a)
+    pts = _band_deltas(a)
+    lines = []
+    for b in BAND_NAMES:
+        m = getattr(a.frequency.bands, b)
+        i = getattr(a.frequency.ideal, b)
+        d = db.get(b)
+        rel = f" ({round(d, 1) + 0.0:+.1f} dB)" if d is not None else ""
+        lines.append(f"{BAND_LABELS[b]} {m:.1f} % vs {i:.1f} %{rel}")
+    fixes = []
+    for b, d in _worst_bands(a, 3):
+        if d < 0:
+            fixes.append(f"bring up the {BAND_LABELS[b]} by about {min(-d, 6):.0f} dB (shelf or a fuller "
+                         f"sound there), or check for a filter cutting it")
+        else:
+            fixes.append(f"cut the {BAND_LABELS[b]} by about {min(d, 6):.0f} dB with a broad EQ")
+    text = (f"Band by band against the {a.genre.name.lower()} ideal: " + "; ".join(lines) + ".")
+    if fixes:
+        text += " Fixes: " + "; ".join(fixes) + "."
+    elif max(abs(v) for v in pts.values()) < 3:
+        text += " Every band is within a few points of the ideal: leave the EQ alone."
+    return text
+
+
+def _streaming_text(a: Analysis) -> str:
+    lufs = a.mix.loudness_lufs
+    spotify = -14.0 - lufs
+    apple = -16.0 - lufs
+    if spotify < -0.5:
+        text = (f"Streaming: Spotify, YouTube, Tidal and Amazon Music normalise to -14 LUFS, so they "
+                f"will turn this {lufs:.1f} LUFS file down by {-spotify:.1f} dB; Apple Music "
+                f"(-16 LUFS) by {-apple:.1f} dB. Extra loudness buys nothing there, only lost punch.")
+    elif spotify > 0.5:
+        text = (f"Streaming: at {lufs:.1f} LUFS the file sits {spotify:.1f} dB under the -14 LUFS that "
+                f"Spotify, YouTube, Tidal and Amazon Music normalise to (Apple Music: -16 LUFS); "
+                f"Spotify only raises quiet tracks as far as the peaks allow, so it may play quieter "
+                f"than neighbouring tracks.")
+    else:
+        text = (f"Streaming: at {lufs:.1f} LUFS it plays about as loud as the -14 LUFS that Spotify, "
+                f"YouTube, Tidal and Amazon Music normalise to (Apple Music turns it down "
+                f"{-apple:.1f} dB to -16 LUFS).")
+    if a.mastering_status == "master":
+        lo, hi = _targets(a)["loudness_lufs"]
+        text += (f" Club {a.genre.name.lower()} masters usually sit between {lo:g} and {hi:g} LUFS "
+                 f"integrated; for DJ use that matters more than streaming.")
+    else:
+        text += (" As a pre-master it should keep its headroom: leave the loudness to the mastering "
+                 "stage (about -18 to -14 LUFS, peaks below -3 dBTP, ideally -6).")
+    return text
+
+
+def _mix_fixes(a: Analysis) -> list[str]:
+    m, t = a.mix, _targets(a)
+    fixes = []
+    lo, hi = t["loudness_lufs"]
+    if m.clipping_pct >= 0.001:
+        fixes.append(f"{m.clipping_pct:.3f} % of samples hit full scale: lower the master gain or the "
+                     f"limiter input until no sample clips, then set the ceiling to "
+                     f"{t['true_peak_max_dbtp']:g} dBTP")
+    if m.peak_dbfs > t["true_peak_max_dbtp"]:
+        fixes.append(f"true peak {m.peak_dbfs:.1f} dBTP: use a true-peak limiter with the ceiling at "
+                     f"{t['true_peak_max_dbtp']:g} dBTP")
+    if m.loudness_lufs < lo:
+        fixes.append(f"raise the integrated loudness by {lo - m.loudness_lufs:.1f} LU to reach {lo:g} LUFS")
+    elif m.loudness_lufs > hi:
+        fixes.append(f"back the limiter off by {m.loudness_lufs - hi:.1f} dB (target {hi:g} LUFS or below)")
+    if m.stereo_correlation < 0:
+        fixes.append(f"the channels cancel in mono (correlation {m.stereo_correlation:.2f}): flip the "
+                     f"polarity of one channel and check mid/side processing")
+    elif m.stereo_width < 0.01 and a.extras.get("channels", 2) > 1:
+        fixes.append("the image is mono: pan percussion and pads, or add width to the top end only")
+    elif m.stereo_correlation < 0.3:
+        fixes.append(f"stereo correlation {m.stereo_correlation:.2f} is low: keep everything below "
+                     f"~120 Hz mono and narrow the widest effects so the mix survives mono playback")
+    elif m.stereo_width > 0.35:
+        fixes.append(f"stereo width {m.stereo_width:.2f} is extreme: check the mix in mono")
+    hiss = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {}).get("hiss")
+    if hiss:
+        fixes.append(f"the quietest moment is only {a.extras.get('noise_floor_gap_lu') or 0:.1f} LU "
+                     f"below the average and the top end runs hot: find and gate the hiss")
+    if m.crest_factor_db < t["crest_db"][0]:
+        fixes.append(f"crest factor {m.crest_factor_db:.1f} dB is below {t['crest_db'][0]:g} dB: less "
+                     f"limiting or slower release to give the kick room")
+    return fixes
+
+
+def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
+    """The full narrative (status "ready"); a pure function of the Analysis."""
+    a = analysis
+    subgenre = a.extras.get("subgenre")
+    sub = (f", closest to {GENRES[subgenre]['name']}" if subgenre in GENRES else "")
+    cands = a.extras.get("genre_candidates") or []
+    alt = [c["name"] for c in cands[1:3]]
+    conf = (f" Genre confidence {a.genre.confidence:.2f}"
+            + (f" (it also fits {' and '.join(alt)})." if alt and a.genre.confidence < 0.5 else "."))
+    truncated = (" The file ends early: the header promised more audio than it holds, so the "
+                 "numbers describe only what arrived." if a.extras.get("truncated") else "")
+    summary = (summary_sentence(a) + f" Read as {a.genre.name}{sub}." + conf + " "
+               + _sections_text(a) + f" Structure scores {a.structure.score} and energy "
+               f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
+    frequency = frequency_sentence(a) + " " + _bands_text(a)
+    fixes = _mix_fixes(a)
+    mix = (mix_sentence(a) + " " + _streaming_text(a)
+           + (" Fixes: " + "; ".join(fixes) + "." if fixes else " Nothing in the mix needs fixing."))
+    b = a.danceability.breakdown
+    t = _targets(a)
+    lo, hi = t["bpm_range"]
+    tempo_note = (f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {a.genre.name.lower()}"
+                  if lo <= a.tempo.bpm <= hi or lo <= a.tempo.bpm * 2 <= hi
+                  else f"{a.tempo.bpm:g} BPM is outside the usual {lo:g}-{hi:g} BPM of {a.genre.name.lower()}")
+    dance_fixes = []
+    pulse = a.extras.get("tempo_salient", True)
+    if not pulse:
+        if GENRES[a.genre.detected].get("danceable", True):
+            dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
+    elif b.bass_presence < 60:
+        dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "
+                           f"{a.frequency.bands.sub_bass + a.frequency.bands.bass:.0f} % vs "
+                           f"{a.frequency.ideal.sub_bass + a.frequency.ideal.bass:.0f} % ideal) needs a "
+                           f"fuller kick or bass line")
+    if pulse and b.beat_strength < 50:
+        dance_fixes.append(f"beat strength is {b.beat_strength}: a clearer kick transient (shorter "
+                           f"attack, less sidechain on the kick itself) helps DJs and dancers lock in")
+    if pulse and b.groove_clarity < 50:
+        dance_fixes.append(f"groove clarity is {b.groove_clarity}: quantise the drums or steady the tempo")
+    danceability = (danceability_sentence(a) + f" {tempo_note}. Breakdown: tempo fit {b.tempo_fitness}, "
+                    f"beat strength {b.beat_strength}, rhythmic energy {b.rhythmic_energy}, bass "
+                    f"presence {b.bass_presence}, groove clarity {b.groove_clarity}, dance feel "
+                    f"{b.engine_dance}." + (" Fixes: " + "; ".join(dance_fixes) + "." if dance_fixes else ""))
+    return Diagnosis(status="ready", summary=summary, frequency=frequency, mix=mix,
+                     danceability=danceability)

@@ -1,0 +1,257 @@
+"""Prioritised feedback items (warn / tip / pass), each with a number and an action.
+
+`feedback_items(analysis)` is a pure function of the Analysis (document and
+extras). Items are ordered by impact: warnings by the points they cost, then
+tips, then passes. Categories: frequency, mix, loudness, dynamics, stereo,
+rhythm, structure, key, file.
+"""
+
+from __future__ import annotations
+
+from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading.diagnosis import BAND_LABELS, _band_db, _targets, a_an, clock
+from trackgrade.model import Analysis, FeedbackItem
+
+# relative key neighbours on the Camelot wheel
+def camelot_neighbours(code: str) -> list[str]:
+    n, letter = int(code[:-1]), code[-1]
+    other = "B" if letter == "A" else "A"
+    return [f"{(n - 2) % 12 + 1}{letter}", f"{n % 12 + 1}{letter}", f"{n}{other}"]
+
+
+def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    x = a.extras
+    if not x.get("truncated"):
+        return []
+    declared = x.get("declared_duration_s")
+    promised = f" of the {declared:.1f} s its header declares" if declared else ""
+    return [(30.0, FeedbackItem("warn", "file", (
+        f"The file is truncated: only {a.duration_seconds:.1f} s decoded{promised}. Re-export or "
+        f"re-upload the complete file; these results cover only the part that arrived.")))]
+
+
+def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    t = _targets(a)
+    lo, hi = t["loudness_lufs"]
+    lufs = a.mix.loudness_lufs
+    genre = a.genre.name.lower()
+    if a.mastering_status == "master":
+        if lufs < lo:
+            return [(4 * (lo - lufs), FeedbackItem("warn" if lo - lufs > 2 else "tip", "loudness", (
+                f"At {lufs:.1f} LUFS the master is {lo - lufs:.1f} LU quieter than {genre} masters "
+                f"({lo:g} to {hi:g} LUFS): raise the limiter input by about {lo - lufs:.1f} dB, "
+                f"keeping the ceiling at -1 dBTP.")))]
+        if lufs > hi:
+            return [(5 * (lufs - hi), FeedbackItem("warn" if lufs - hi > 1.5 else "tip", "loudness", (
+                f"At {lufs:.1f} LUFS the master is pushed {lufs - hi:.1f} LU past {hi:g} LUFS: back "
+                f"the limiter off; streaming platforms turn it down to -14 LUFS anyway.")))]
+        return [(0.0, FeedbackItem("pass", "loudness", (
+            f"Integrated loudness {lufs:.1f} LUFS is on target for {a_an(genre)} master "
+            f"({lo:g} to {hi:g} LUFS); streaming platforms will turn it down "
+            f"{max(lufs + 14, 0):.1f} dB to -14 LUFS.")))]
+    if lufs > hi:
+        return [(4 * (lufs - hi), FeedbackItem("warn", "loudness", (
+            f"At {lufs:.1f} LUFS this pre-master is already {lufs - hi:.1f} LU louder than "
+            f"{hi:g} LUFS: remove the limiter from the master bus and send the mastering engineer "
+            f"a version around -18 LUFS with peaks near -6 dBTP.")))]
+    if lufs < lo:
+        return [(2 * (lo - lufs), FeedbackItem("tip", "loudness", (
+            f"At {lufs:.1f} LUFS the pre-master is quiet ({lo:g} to {hi:g} LUFS is usual): raise the "
+            f"mix bus by about {lo - lufs:.0f} dB so the mastering chain works on a healthy level.")))]
+    return [(0.0, FeedbackItem("pass", "loudness", (
+        f"Pre-master level {lufs:.1f} LUFS leaves the mastering stage room to work "
+        f"({lo:g} to {hi:g} LUFS).")))]
+
+
+def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    m, t = a.mix, _targets(a)
+    ceiling = t["true_peak_max_dbtp"]
+    out = []
+    if m.clipping_pct >= 0.001:
+        out.append((10 + 10 * min(m.clipping_pct, 3), FeedbackItem("warn", "mix", (
+            f"{m.clipping_pct:.3f} % of samples are clipped at full scale: lower the master gain "
+            f"until none clip and let a true-peak limiter catch the peaks at {ceiling:g} dBTP."))))
+    if m.peak_dbfs > ceiling:
+        out.append((6 * (m.peak_dbfs - ceiling), FeedbackItem("warn", "mix", (
+            f"True peak {m.peak_dbfs:.1f} dBTP is {m.peak_dbfs - ceiling:.1f} dB over the "
+            f"{ceiling:g} dBTP ceiling for a {a.mastering_status}: lower the output or use a "
+            f"true-peak limiter (lossy encoders add overs)."))))
+    else:
+        out.append((0.0, FeedbackItem("pass", "mix", (
+            f"True peak {m.peak_dbfs:.1f} dBTP respects the {ceiling:g} dBTP ceiling for a "
+            f"{a.mastering_status}."))))
+    gap = a.extras.get("noise_floor_gap_lu")
+    pen = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {})
+    if pen.get("hiss") and gap is not None:
+        out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
+            f"Likely noise floor: the quietest moment is only {gap:.1f} LU below the average "
+            f"loudness (a clean fade or break falls 20 LU or more) and the 4-20 kHz bands run "
+            f"hot. Find the hissing source (a synth, an amp sim, a noisy sample) and gate or "
+            f"denoise it."))))
+    return out
+
+
+def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    m, t = a.mix, _targets(a)
+    clo, chi = t["crest_db"]
+    llo, lhi = t["lra_lu"]
+    out = []
+    if m.crest_factor_db < clo:
+        out.append((5 * (clo - m.crest_factor_db), FeedbackItem("warn", "dynamics", (
+            f"Crest factor {m.crest_factor_db:.1f} dB is below {clo:g} dB: the track is "
+            f"over-limited. Reduce limiting by {clo - m.crest_factor_db:.1f} dB or use a slower "
+            f"release so the kick keeps its punch."))))
+    if m.dynamic_range_db < llo:
+        out.append((3 * (llo - m.dynamic_range_db), FeedbackItem("tip", "dynamics", (
+            f"Loudness range {m.dynamic_range_db:.1f} LU is narrow (typical {llo:g}-{lhi:g} LU): "
+            f"let breakdowns drop 4-6 LU below the drops."))))
+    elif m.dynamic_range_db > lhi:
+        out.append((1.5 * (m.dynamic_range_db - lhi), FeedbackItem("tip", "dynamics", (
+            f"Loudness range {m.dynamic_range_db:.1f} LU is wide for the genre ({llo:g}-{lhi:g} LU): "
+            f"quiet passages may get lost in a club; ride the quiet sections up."))))
+    if not out:
+        out.append((0.0, FeedbackItem("pass", "dynamics", (
+            f"Dynamics are healthy: crest factor {m.crest_factor_db:.1f} dB, loudness range "
+            f"{m.dynamic_range_db:.1f} LU."))))
+    return out
+
+
+def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    m = a.mix
+    channels = a.extras.get("channels", 2)
+    if m.stereo_correlation < 0:
+        return [(40.0, FeedbackItem("warn", "stereo", (
+            f"Stereo correlation {m.stereo_correlation:.2f}: the channels are out of phase and the "
+            f"track will thin out or vanish in mono (club systems, phones). Flip the polarity of "
+            f"one channel or fix the offending stereo effect.")))]
+    if channels == 1:
+        return [(5.0, FeedbackItem("tip", "stereo", (
+            "The file is mono (1 channel): export in stereo and spread hats, pads and effects "
+            "while keeping kick and bass centred.")))]
+    if m.stereo_width < 0.01:
+        return [(15.0, FeedbackItem("warn", "stereo", (
+            f"Stereo width {m.stereo_width:.3f}: left and right are identical, so the mix is mono. "
+            f"Pan percussion and pads, or widen the top end (above 300 Hz) only.")))]
+    if m.stereo_correlation < 0.3:
+        return [(50 * (0.3 - m.stereo_correlation), FeedbackItem("warn", "stereo", (
+            f"Stereo correlation {m.stereo_correlation:.2f} is low: parts may cancel in mono. Keep "
+            f"the low end mono below ~120 Hz and narrow the widest effects.")))]
+    if m.stereo_width > 0.35:
+        return [(60 * (m.stereo_width - 0.35), FeedbackItem("tip", "stereo", (
+            f"Stereo width {m.stereo_width:.2f} is very wide: check mono compatibility and keep "
+            f"the bass centred.")))]
+    return [(0.0, FeedbackItem("pass", "stereo", (
+        f"Stereo image is healthy and mono-compatible (correlation {m.stereo_correlation:.2f}, "
+        f"width {m.stereo_width:.2f}).")))]
+
+
+def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    db = _band_db(a)
+    genre = a.genre.name.lower()
+    out = []
+    for b in BAND_NAMES:
+        d = db.get(b)
+        if d is None or abs(d) < 3.0:
+            continue
+        m, i = getattr(a.frequency.bands, b), getattr(a.frequency.ideal, b)
+        kind = "warn" if abs(d) >= 6.0 else "tip"
+        if d < 0:
+            filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
+            text = (f"The {BAND_LABELS[b]} is {-d:.1f} dB under the {genre} ideal ({m:.1f} % vs "
+                    f"{i:.1f} %): boost it by about {min(-d, 6):.0f} dB, or check for a {filt} "
+                    f"filter cutting it.")
+        else:
+            text = (f"The {BAND_LABELS[b]} is {d:.1f} dB over the {genre} ideal ({m:.1f} % vs "
+                    f"{i:.1f} %): cut about {min(d, 6):.0f} dB there with a broad EQ.")
+        out.append((abs(d) * (1.5 if b in ("sub_bass", "bass") else 1.0), FeedbackItem(kind, "frequency", text)))
+    if not out:
+        out.append((0.0, FeedbackItem("pass", "frequency", (
+            f"Every band is within 3 dB of the {genre} ideal (frequency score {a.frequency.score}).")))) 
+    return out
+
+
+def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    b = a.danceability.breakdown
+    t = _targets(a)
+    lo, hi = t["bpm_range"]
+    out = []
+    if not a.extras.get("tempo_salient", True):
+        if a.genre.detected != "ambient":
+            out.append((15.0, FeedbackItem("warn", "rhythm", (
+                f"No steady pulse was found (beat strength {b.beat_strength}/100): for a dance "
+                f"track make the kick audible and on the grid."))))
+        return out
+    if b.beat_strength < 45:
+        out.append((45 - b.beat_strength, FeedbackItem("warn" if b.beat_strength < 30 else "tip", "rhythm", (
+            f"Beat strength {b.beat_strength}/100: the kick does not carry the groove. Give it a "
+            f"clearer transient and 2-4 dB more level against the bass."))))
+    bpm = a.tempo.bpm
+    if not (lo <= bpm <= hi or lo <= bpm * 2 <= hi or lo <= bpm / 2 <= hi):
+        out.append((8.0, FeedbackItem("tip", "rhythm", (
+            f"{bpm:g} BPM is outside the {lo:g}-{hi:g} BPM usual for {a.genre.name.lower()}: "
+            f"fine for an edit, but DJs will pitch it."))))
+    if b.groove_clarity < 50:
+        out.append((50 - b.groove_clarity, FeedbackItem("tip", "rhythm", (
+            f"Groove clarity {b.groove_clarity}/100 (regularity {a.tempo.regularity:.2f}): tighten "
+            f"the drum timing or quantise the kick."))))
+    if not out:
+        out.append((0.0, FeedbackItem("pass", "rhythm", (
+            f"Solid groove at {bpm:g} BPM: beat strength {b.beat_strength}, groove clarity "
+            f"{b.groove_clarity}."))))
+    return out
+
+
+def _structure_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    secs = a.structure.sections
+    labels = [s.label for s in secs]
+    parts = a.extras.get("pillars", {}).get("structure", {}).get("parts", {})
+    contrast = parts.get("contrast")
+    spread = a.extras.get("loudness_spread_lu")
+    out = []
+    if contrast is not None and spread is not None and contrast < 40:
+        out.append((45.0 - contrast / 2, FeedbackItem("warn", "structure", (
+            f"The arrangement is flat: short-term loudness moves only {spread:.1f} LU across "
+            f"{len(secs)} section(s) (a club track typically moves 4-8 LU). Add a breakdown "
+            f"without kick and bass, and a buildup into the drop."))))
+    if "drop" not in labels:
+        out.append((10.0, FeedbackItem("tip", "structure", (
+            f"No drop was found in {len(secs)} section(s) over {a.duration_seconds:.0f} s: give the "
+            f"track one clear peak section, 2-4 LU above the rest, where the full groove lands."))))
+    if len(set(labels)) <= 2 and not out:
+        out.append((8.0, FeedbackItem("tip", "structure", (
+            f"Only {len(set(labels))} kind(s) of section ({', '.join(sorted(set(labels)))}): an "
+            f"intro and outro of 16-32 bars make the track easier to mix."))))
+    if not out:
+        drop = next(s for s in secs if s.label == "drop")
+        out.append((0.0, FeedbackItem("pass", "structure", (
+            f"Clear arrangement: {len(secs)} sections, first drop at {clock(drop.start)}, "
+            f"loudness moving {spread if spread is not None else 0:.1f} LU across the track."))))
+    return out
+
+
+def _key_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    if a.key is None:
+        return [(1.0, FeedbackItem("tip", "key", (
+            f"No key detected in {a.duration_seconds:.0f} s of audio (mostly drums or noise): tag "
+            f"it as atonal, or add a tonal element if you want harmonic mixing.")))]
+    near = ", ".join(camelot_neighbours(a.key.camelot))
+    if a.key.confidence < 0.35:
+        return [(3.0, FeedbackItem("tip", "key", (
+            f"The key reads as {a.key.key} {a.key.scale} ({a.key.camelot}) but with low confidence "
+            f"({a.key.confidence:.2f}): check it by ear before tagging; if right, it mixes with "
+            f"{near}.")))]
+    return [(0.0, FeedbackItem("pass", "key", (
+        f"Key {a.key.key} {a.key.scale} ({a.key.camelot}, confidence {a.key.confidence:.2f}): it "
+        f"mixes harmonically with {near}.")))]
+
+
+RULES = (_file_items, _loudness_items, _mix_items, _dynamics_items, _stereo_items,
+         _frequency_items, _rhythm_items, _structure_items, _key_items)
+TYPE_ORDER = {"warn": 0, "tip": 1, "pass": 2}
+
+
+def feedback_items(analysis: Analysis) -> tuple[FeedbackItem, ...]:
+    """All feedback, ordered: warnings by impact, then tips by impact, then passes."""
+    scored = [item for rule in RULES for item in rule(analysis)]
+    scored.sort(key=lambda it: (TYPE_ORDER[it[1].type], -it[0]))
+    return tuple(item for _, item in scored)

@@ -1,0 +1,144 @@
+"""Genre profiles (data in genres.json) and genre detection.
+
+`GENRES` maps every key (11 families, then the label layer) to its profile.
+Families carry the scoring targets (ideal bands, loudness per mastering
+status, crest, LRA, typical structure); a label entry names the `family` it
+is scored against. Where the numbers come from: benchmarks/GENRES.md and
+benchmarks/grading_notes/derive_genres.py (which writes genres.json).
+
+Detection (`detect_genre`) scores each family by tempo fit and band-profile
+similarity (the best of the family's own ideal and its labels' ideals).
+`confidence` is the winner's share of the candidate scores, lowered when the
+tempo sits inside several families' ranges; it never feeds any score.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from trackgrade.engine.features import BAND_NAMES
+from trackgrade.errors import TrackgradeError
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    text = resources.files("trackgrade.grading").joinpath("genres.json").read_text("utf-8")
+    return json.loads(text)
+
+
+FAMILIES: tuple[dict, ...] = tuple(_data()["families"])
+LABELS: tuple[dict, ...] = tuple(_data()["labels"])
+GENRES: dict[str, dict] = {g["key"]: g for g in FAMILIES + LABELS}
+FAMILY_KEYS: tuple[str, ...] = tuple(g["key"] for g in FAMILIES)
+
+_PUBLIC_FIELDS = ("key", "name", "bpm_range", "ideal_bands")
+
+
+def genre_list() -> list[dict]:
+    """The `data` of `GET /genres`: 11 families (no `family`), then labels (with `family`)."""
+    out = [{f: g[f] for f in _PUBLIC_FIELDS} for g in FAMILIES]
+    out += [{**{f: g[f] for f in _PUBLIC_FIELDS}, "family": g["family"]} for g in LABELS]
+    return json.loads(json.dumps(out))          # a fresh deep copy per call
+
+
+def get_profile(key: str) -> dict:
+    """A copy of the profile for `key` (family or label); raises
+    parameter_invalid for unknown keys."""
+    try:
+        return json.loads(json.dumps(GENRES[key]))
+    except KeyError:
+        raise TrackgradeError("parameter_invalid", f"unknown genre {key!r}; known: "
+                              + ", ".join(GENRES), param="genre") from None
+
+
+def family_of(key: str) -> dict:
+    """The family profile a key is scored against."""
+    profile = get_profile(key)
+    return get_profile(profile.get("family", key))
+
+
+def bands_vector(bands: dict) -> np.ndarray:
+    return np.array([float(bands[b]) for b in BAND_NAMES])
+
+
+def band_distance_db(measured: dict, ideal: dict) -> np.ndarray:
+    """Per-band level difference measured vs ideal in dB (7,), each capped to +-15 dB.
+    Shares below 0.2 % count as 0.2 % so an empty or tiny band is a finite miss."""
+    m = np.maximum(bands_vector(measured), 0.2)
+    i = np.maximum(bands_vector(ideal), 0.2)
+    return np.clip(10.0 * np.log10(m / i), -15.0, 15.0)
+
+
+def band_similarity(measured: dict, ideal: dict) -> float:
+    """0..1 similarity of two band profiles: exp of minus the energy-weighted
+    mean absolute dB difference. Sub and bass are also compared merged, because
+    a tuned kick or bass note near 60 Hz moves energy across that edge."""
+    m, i = bands_vector(measured), bands_vector(ideal)
+    d = np.abs(band_distance_db(measured, ideal))
+    merged = abs(10 * np.log10(max(m[0] + m[1], 0.05) / max(i[0] + i[1], 0.05)))
+    weights = np.array([0.5, 0.5, 1, 1, 1, 1, 1])
+    spread = (float(np.dot(weights, d)) + 2.0 * merged) / (weights.sum() + 2.0)
+    return float(np.exp(-spread / 3.0))
+
+
+def tempo_fit(bpm: float, bpm_range, *, half_time: bool = False) -> float:
+    """1 inside the range, falling with the distance outside it (in %) and 0.6x
+    for a half/double-time reading (1.0x for half-time genres)."""
+    lo, hi = bpm_range
+
+    def inside(b: float) -> float:
+        if lo <= b <= hi:
+            return 1.0
+        gap = (lo - b) / lo if b < lo else (b - hi) / hi
+        return float(np.exp(-(gap / 0.02) ** 2))
+
+    octave = 1.0 if half_time else 0.6
+    return max(inside(bpm), octave * inside(bpm * 2), octave * inside(bpm / 2))
+
+
+@dataclass(frozen=True)
+class GenreGuess:
+    key: str
+    name: str
+    confidence: float
+    candidates: tuple[tuple[str, float], ...]     # (family key, score 0..1), best first
+
+
+def _family_score(profile: dict, bpm: float, bands: dict, tempo_salient: bool) -> float:
+    prototypes = [profile["ideal_bands"]] + [l["ideal_bands"] for l in LABELS
+                                             if l["family"] == profile["key"]
+                                             and l["bands_source"].startswith("synth")]
+    shape = max(band_similarity(bands, p) for p in prototypes)
+    if not tempo_salient:
+        # no pulse: the tempo says little; beatless families win
+        pulse = 1.0 if not profile["danceable"] else 0.35
+        return 0.35 * pulse + 0.65 * shape
+    pulse = tempo_fit(bpm, profile["bpm_range"], half_time=profile["half_time"])
+    if not profile["danceable"]:
+        pulse *= 0.5
+    return 0.55 * pulse + 0.45 * shape
+
+
+def overlapping_families(bpm: float) -> int:
+    """How many family ranges contain this tempo (at least 1)."""
+    return max(1, sum(1 for g in FAMILIES if g["bpm_range"][0] <= bpm <= g["bpm_range"][1]))
+
+
+def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True) -> GenreGuess:
+    """The best-fitting family for a tempo and a band profile."""
+    scored = sorted(((g["key"], _family_score(g, bpm, bands, tempo_salient)) for g in FAMILIES),
+                    key=lambda kv: -kv[1])
+    top = np.array([s for _, s in scored[:3]])
+    weights = np.exp((top - top[0]) / 0.05)          # softmax over the top three
+    share = float(weights[0] / weights.sum())
+    overlap = overlapping_families(bpm) if tempo_salient else 1
+    confidence = share * scored[0][1] / np.sqrt(overlap)
+    key = scored[0][0]
+    return GenreGuess(key=key, name=GENRES[key]["name"],
+                      confidence=round(float(np.clip(confidence, 0.0, 1.0)), 2),
+                      candidates=tuple((k, round(float(s), 3)) for k, s in scored))

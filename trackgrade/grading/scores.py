@@ -1,0 +1,299 @@
+"""The five pillars and the headline score, from the engine's measurements.
+
+Every function is pure: `Features` (and the family profile and the mastering
+status) in, integers 0-100 out. Each pillar also reports the penalties or
+parts it was built from, so feedback and the narrative can name the numbers.
+
+Headline (`hit_potential`, also the document's `score`)::
+
+    blend = 0.25 mix_quality + 0.20 frequency_balance + 0.20 danceability
+          + 0.15 energy + 0.20 structure     (for beatless families the danceability
+                                              weight moves to mix and frequency balance)
+    score = blend - defect penalties  (clipping, out-of-phase channels,
+            missing low end, no pulse in a dance genre, a hiss floor,
+            a master far too quiet, truncated file), clamped to 0-100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trackgrade.engine.features import BAND_NAMES, Features
+from trackgrade.grading.genres import band_distance_db, tempo_fit
+
+DANCE_WEIGHTS = {"tempo_fitness": 0.15, "beat_strength": 0.20, "rhythmic_energy": 0.15,
+                 "bass_presence": 0.20, "groove_clarity": 0.15, "engine_dance": 0.15}
+PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
+                  "energy": 0.15, "structure": 0.20}
+MASTER_TRUE_PEAK_MAX = -1.0      # dBTP, streaming/club delivery ceiling
+PRE_MASTER_TRUE_PEAK_MAX = -3.0  # dBTP, headroom a mastering engineer expects (6 dB is ideal)
+
+
+def ramp(x: float, x0: float, x1: float) -> float:
+    """0 at x0, 1 at x1, linear between, clamped (x1 may be below x0); 0 for NaN."""
+    if not np.isfinite(x):
+        return 0.0
+    if x1 == x0:
+        return float(x >= x1)
+    return float(np.clip((x - x0) / (x1 - x0), 0.0, 1.0))
+
+
+def pct(x: float) -> int:
+    """0..1 -> integer percent (NaN -> 0)."""
+    return int(round(float(np.clip(x, 0.0, 1.0)) * 100)) if np.isfinite(x) else 0
+
+
+@dataclass(frozen=True)
+class Pillar:
+    score: int
+    parts: dict = field(default_factory=dict)       # name -> int 0-100 (what went in)
+    penalties: dict = field(default_factory=dict)   # name -> points taken off
+
+
+# ---------------------------------------------------------------- danceability
+
+def dance_floor_fit(bpm: float) -> float:
+    """How danceable a tempo is on its own: full at 115-140 and 160-180 BPM."""
+    return max(tempo_fit(bpm, (115, 140)), tempo_fit(bpm, (160, 180)))
+
+
+def low_end_ratio(bands: dict, ideal: dict) -> float:
+    """(sub_bass + bass) measured over the genre ideal's."""
+    want = max(ideal["sub_bass"] + ideal["bass"], 1.0)
+    return (bands["sub_bass"] + bands["bass"]) / want
+
+
+def danceability(f: Features, profile: dict) -> Pillar:
+    r = f.rhythm
+    if r.tempo_salient:
+        fit = tempo_fit(r.bpm, profile["bpm_range"], half_time=profile["half_time"])
+        tempo = (0.6 * fit + 0.4 * dance_floor_fit(r.bpm)) * (0.7 + 0.3 * r.tempo_confidence)
+    else:
+        tempo = 0.1
+    parts = {
+        "tempo_fitness": pct(tempo),
+        "beat_strength": pct(ramp(r.beat_strength, 0.2, 0.8)),
+        "rhythmic_energy": pct(ramp(r.onset_rate, 0.5, 5.0)),
+        "bass_presence": pct(ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)),
+        "groove_clarity": pct((0.6 * ramp(r.regularity, 0.2, 0.8) + 0.4 * r.tempo_confidence)
+                              * (1.0 if r.tempo_salient else 0.4)),
+        "engine_dance": pct(ramp(r.danceability, 0.5, 2.8)),
+    }
+    score = sum(DANCE_WEIGHTS[k] * v for k, v in parts.items())
+    return Pillar(int(round(score)), parts)
+
+
+# ---------------------------------------------------------------- mix quality
+
+def loudness_penalty(lufs: float, profile: dict, status: str) -> float:
+    lo, hi = profile["loudness_lufs"][status]
+    if status == "master":
+        return min(40.0, 4.0 * (lo - lufs)) if lufs < lo else min(25.0, 5.0 * (lufs - hi)) if lufs > hi else 0.0
+    # a pre-master is judged on headroom: too hot means it was limited already
+    return min(30.0, 4.0 * (lufs - hi)) if lufs > hi else min(20.0, 2.0 * (lo - lufs)) if lufs < lo else 0.0
+
+
+def true_peak_penalty(tp: float, status: str) -> float:
+    if status == "master":
+        return min(25.0, 8.0 * (tp - MASTER_TRUE_PEAK_MAX)) if tp > MASTER_TRUE_PEAK_MAX else 0.0
+    return min(25.0, 5.0 * (tp - PRE_MASTER_TRUE_PEAK_MAX)) if tp > PRE_MASTER_TRUE_PEAK_MAX else 0.0
+
+
+def clipping_penalty(clip_pct: float) -> float:
+    """Nothing below 0.0005 % of samples (a handful of overs), 10 points at
+    0.001 %, +7.5 per decade, at most 40."""
+    if clip_pct < 0.0005:
+        return 0.0
+    return float(np.clip(10.0 + 7.5 * np.log10(clip_pct / 0.001), 5.0, 40.0))
+
+
+def crest_penalty(crest: float, profile: dict, status: str) -> float:
+    lo = profile["crest_db"][0] + (2.0 if status == "pre-master" else 0.0)
+    return min(20.0, 5.0 * (lo - crest)) if crest < lo else 0.0
+
+
+def lra_penalty(lra: float, profile: dict) -> float:
+    lo, hi = profile["lra_lu"]
+    return min(10.0, 3.0 * (lo - lra)) if lra < lo else min(10.0, 1.5 * (lra - hi)) if lra > hi else 0.0
+
+
+def stereo_penalties(f: Features) -> dict:
+    c, w = f.stereo.correlation, f.stereo.width
+    out = {}
+    if c < 0.0:
+        out["phase"] = min(45.0, 25.0 + 25.0 * -c)
+    elif c < 0.3:
+        out["phase"] = 50.0 * (0.3 - c)
+    if f.channels == 1:
+        out["mono"] = 5.0
+    elif w < 0.01:
+        out["mono"] = 15.0
+    elif w > 0.35 and c >= 0.0:
+        out["width"] = min(15.0, 60.0 * (w - 0.35))
+    return out
+
+
+def noise_floor_gap(f: Features) -> float | None:
+    """Integrated loudness minus the quietest momentary loudness (LU), digital
+    silence excluded: how far the track ever falls below its average. A fade
+    or a break gives 20+ LU; a hiss floor keeps it shallow. None when unknown."""
+    m = np.asarray(f.loudness.momentary_lufs, dtype=np.float64)
+    m = m[np.isfinite(m) & (m > -69.9)]
+    if m.size < 10 or f.loudness.integrated_lufs <= -69.9:
+        return None
+    return float(f.loudness.integrated_lufs - m.min())
+
+
+def high_end_ratio(bands: dict, ideal: dict) -> float:
+    """(high + air) measured over the genre ideal's."""
+    return (bands["high"] + bands["air"]) / max(ideal["high"] + ideal["air"], 0.1)
+
+
+def hiss_penalty(f: Features, profile: dict) -> float:
+    """A noise floor: the track never gets quiet (gap under ~19 LU) *and* the
+    4-20 kHz bands carry more than the genre ideal. Up to 20 points."""
+    gap = noise_floor_gap(f)
+    if gap is None or f.duration_s < 10:
+        return 0.0
+    excess = high_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"])
+    return 20.0 * ramp(gap, 19.0, 12.0) * ramp(excess, 1.1, 1.35)
+
+
+def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
+    pens = {
+        "loudness": loudness_penalty(f.loudness.integrated_lufs, profile, status),
+        "true_peak": true_peak_penalty(f.loudness.true_peak_dbtp, status),
+        "clipping": clipping_penalty(f.dynamics.clipping_pct),
+        "crest": crest_penalty(f.dynamics.crest_factor_db, profile, status),
+        "lra": lra_penalty(f.loudness.loudness_range_lu, profile),
+        "hiss": hiss_penalty(f, profile),
+        **stereo_penalties(f),
+    }
+    pens = {k: round(float(v), 1) for k, v in pens.items() if round(float(v), 1) > 0}
+    return Pillar(int(round(np.clip(100.0 - sum(pens.values()), 0, 100))), {}, pens)
+
+
+# ---------------------------------------------------------------- frequency balance
+
+BAND_TOLERANCE_DB = np.array([3.0, 2.0, 1.5, 1.5, 2.0, 2.0, 2.0])
+
+
+def frequency_balance(bands: dict, ideal: dict) -> Pillar:
+    """100 / (1 + (spread / 3 dB)^2), where spread is the mean dB deviation
+    from the ideal beyond each band's tolerance (wider for sub_bass, whose
+    split with bass moves with the key) plus 0.3x every deviation, with
+    sub+bass also judged merged: 90 at 1 dB, 69 at 2 dB, 50 at 3 dB."""
+    d = np.abs(band_distance_db(bands, ideal))
+    excess = np.maximum(d - BAND_TOLERANCE_DB, 0.0) + 0.3 * d
+    low = abs(10 * np.log10(max(bands["sub_bass"] + bands["bass"], 0.05)
+                            / max(ideal["sub_bass"] + ideal["bass"], 0.05)))
+    spread = (float(excess.sum()) + 2.0 * max(low - 1.0, 0.0)) / 9.0
+    parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
+    return Pillar(int(round(100.0 / (1.0 + (spread / 3.0) ** 2))), parts)
+
+
+# ---------------------------------------------------------------- energy
+
+def _busy_share(f: Features) -> float:
+    """Fraction of the track in drops or sections with energy >= 70."""
+    total = max(f.duration_s, 1e-6)
+    busy = sum(s.end - s.start for s in f.structure.sections if s.label == "drop" or s.energy >= 70)
+    return float(np.clip(busy / total, 0.0, 1.0))
+
+
+def energy(f: Features, profile: dict) -> Pillar:
+    r = f.rhythm
+    parts = {
+        "drive": pct(ramp(r.onset_rate, 0.5, 6.0)),
+        "pulse": pct(ramp(r.beat_strength, 0.2, 0.8) if r.tempo_salient else 0.0),
+        "low_end": pct(ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)),
+        "intensity": pct(_busy_share(f) / 0.5),
+    }
+    score = 0.35 * parts["drive"] + 0.3 * parts["pulse"] + 0.15 * parts["low_end"] + 0.2 * parts["intensity"]
+    return Pillar(int(round(score)), parts)
+
+
+# ---------------------------------------------------------------- structure
+
+def loudness_spread(f: Features) -> float:
+    """P95 - P10 of the short-term loudness (LU) after the first 3 s window,
+    digital silence excluded: how much the arrangement moves."""
+    st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
+    skip = int(round(3.0 / max(f.loudness.curve_hop_s, 1e-3)))
+    st = st[skip:] if st.size > skip + 10 else st
+    st = st[np.isfinite(st) & (st > -69.9)]
+    if st.size < 5:
+        return 0.0
+    return float(np.percentile(st, 95) - np.percentile(st, 10))
+
+
+def section_loudness(f: Features, spans=None) -> list[float]:
+    """Mean short-term loudness (LUFS) inside each (start, end) span, by
+    default the engine's sections; -70 for a span with no audible value."""
+    st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
+    t = np.arange(st.size) * f.loudness.curve_hop_s
+    spans = spans if spans is not None else [(s.start, s.end) for s in f.structure.sections]
+    out = []
+    for start, end in spans:
+        inside = st[(t >= start) & (t < end) & (st > -69.9)]
+        out.append(float(inside.mean()) if inside.size else -70.0)
+    return out
+
+
+def structure(f: Features) -> Pillar:
+    """Contrast (loudness movement), label variety, a drop that lands above
+    what precedes it, energy movement, and an intro/outro."""
+    secs = f.structure.sections
+    labels = [s.label for s in secs]
+    contrast = ramp(loudness_spread(f), 1.0, 5.0)
+    variety = ramp(len(set(labels)), 1, 4)
+    loud = section_loudness(f)
+    arc = 0.0
+    for i in range(1, len(secs)):
+        if secs[i].label == "drop" and loud[i] >= min(loud[:i]) + 1.5:
+            arc = 1.0
+    if arc == 0.0 and "drop" in labels:
+        arc = 0.3
+    curve = np.asarray(f.structure.energy_curve, dtype=np.float64)
+    movement = ramp(float(curve.std()) / max(float(curve.mean()), 1e-6), 0.03, 0.25) if curve.size else 0.0
+    bookends = (0.5 * (labels[:1] == ["intro"]) + 0.5 * (labels[-1:] == ["outro"])) if labels else 0.0
+    parts = {"contrast": pct(contrast), "variety": pct(variety), "arc": pct(arc),
+             "movement": pct(movement), "bookends": pct(bookends)}
+    score = (0.35 * parts["contrast"] + 0.20 * parts["variety"] + 0.20 * parts["arc"]
+             + 0.10 * parts["movement"] + 0.15 * parts["bookends"])
+    return Pillar(int(round(score)), parts)
+
+
+# ---------------------------------------------------------------- headline
+
+def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar) -> dict:
+    pens = {}
+    if f.dynamics.clipping_pct >= 0.01:
+        pens["clipping"] = 12.0 if f.dynamics.clipping_pct >= 0.1 else 6.0
+    if f.stereo.correlation < 0.0:
+        pens["phase"] = 12.0
+    if low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]) < 0.5:
+        pens["low_end"] = 8.0
+    if profile["danceable"] and not f.rhythm.tempo_salient:
+        pens["no_pulse"] = 8.0
+    if mix.penalties.get("hiss", 0) >= 8:
+        pens["hiss"] = 5.0
+    if mix.penalties.get("mono", 0) >= 15:
+        pens["mono"] = 5.0
+    if status == "master" and f.loudness.integrated_lufs < profile["loudness_lufs"]["master"][0] - 6:
+        pens["too_quiet"] = 6.0
+    if f.truncated:
+        pens["truncated"] = 5.0
+    return pens
+
+
+def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool) -> int:
+    weights = dict(PILLAR_WEIGHTS)
+    if not danceable:       # ambient: no dance floor to judge; mix and balance carry it
+        shift = weights.pop("danceability")
+        weights["mix_quality"] += shift / 2
+        weights["frequency_balance"] += shift / 2
+    blend = sum(w * pillars[k] for k, w in weights.items())
+    return int(round(np.clip(blend - sum(penalties.values()), 0, 100)))

@@ -1,0 +1,173 @@
+"""Test mode: deterministic canned analyses and scripted failures.
+
+`canned_analysis(file_name, mastering_status)` is a pure function of its two
+arguments. It never decodes or measures anything: the SHA-256 of the file
+name picks a template from `trackgrade/canned/profiles.json` (a measured-
+looking track of one family) and varies tempo, key, loudness, length and one
+typical flaw; those numbers go through the ordinary grading
+(`trackgrade.grading.build_analysis`), so a canned document has exactly the
+shape, ranges and words of a real one, with `diagnosis.status` "pending".
+The enhanced narrative comes from `grading.diagnosis.enhanced_diagnosis`
+as for live analyses.
+
+`failure_code(file_name)`: a stem ending in `_fail_<code>` with one of
+`FAILURE_CODES` (the codes a failed analysis embeds, spec 7.2) makes the test
+analysis fail with that code, e.g. `kick_fail_unprocessable_audio.wav`.
+An unknown code (`x_fail_banana.wav`) is *not* a failure: the name is an
+ordinary file name and gets a canned analysis, so only the four documented
+codes ever fail (a name such as `fail_safe_mix.wav` stays harmless).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+import numpy as np
+
+from trackgrade.engine.features import (Dynamics, Features, Key, Loudness, Rhythm, Section,
+                                        Spectrum, Stereo, Structure, Tonality)
+from trackgrade.grading import build_analysis, check_mastering_status
+from trackgrade.grading.validate import TONICS, camelot_for
+from trackgrade.model import Analysis
+
+FAILURE_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio", "engine_error")
+FAILURE_MESSAGES = {
+    "upload_incomplete": "Test mode: the upload never completed (simulated by the file name).",
+    "file_rejected": "Test mode: the file exceeds the size or duration limit (simulated by the file name).",
+    "unprocessable_audio": "Test mode: the audio could not be decoded (simulated by the file name).",
+    "engine_error": "Test mode: the analysis engine failed (simulated by the file name).",
+}
+_FAIL_RE = re.compile(r"_fail_([a-z_]+)$")
+CURVE_HOP_S = 0.1
+
+
+@lru_cache(maxsize=1)
+def _canned() -> dict:
+    return json.loads((Path(__file__).parent / "canned" / "profiles.json").read_text("utf-8"))
+
+
+def _stem(file_name: str) -> str:
+    base = PureWindowsPath(PurePosixPath(str(file_name)).name).name
+    return base.rsplit(".", 1)[0] if "." in base.strip(".") else base
+
+
+def failure_code(file_name: str) -> str | None:
+    """The failure code a test-mode file name asks for, or None."""
+    match = _FAIL_RE.search(_stem(file_name))
+    if not match:
+        return None
+    code = match.group(1)
+    if code in FAILURE_CODES:
+        return code
+    # "x_fail_engine_error" also matches greedily as e.g. "y_fail_file_rejected"; try suffixes
+    return next((c for c in FAILURE_CODES if _stem(file_name).endswith("_fail_" + c)), None)
+
+
+class _Dice:
+    """Deterministic numbers in [0, 1) from the name's SHA-256."""
+
+    def __init__(self, text: str) -> None:
+        self.bytes = hashlib.sha256(text.encode("utf-8")).digest()
+        self.i = 0
+
+    def next(self) -> float:
+        value = int.from_bytes(self.bytes[self.i:self.i + 2], "big") / 65536.0
+        self.i = (self.i + 2) % (len(self.bytes) - 1)
+        return value
+
+    def pick(self, seq):
+        return seq[int(self.next() * len(seq))]
+
+
+def _sections(pattern, bpm: float, duration: float, flat: bool) -> tuple[Section, ...]:
+    bar_s = 4 * 60.0 / bpm
+    total = sum(bars for _, bars, _ in pattern) * bar_s
+    scale = duration / total
+    out, start = [], 0.0
+    for i, (label, bars, energy) in enumerate(pattern):
+        end = duration if i == len(pattern) - 1 else round(start + bars * bar_s * scale, 2)
+        if flat:
+            label, energy = "drop", 80 + (i % 2) * 3
+        out.append(Section(start, end, label, int(energy)))
+        start = end
+    if flat:
+        return (Section(0.0, duration, "drop", 81),)
+    return tuple(out)
+
+
+def _curves(sections, duration: float, lufs: float) -> tuple[np.ndarray, np.ndarray]:
+    t = np.arange(0.0, duration, CURVE_HOP_S)
+    energy = np.zeros_like(t)
+    for s in sections:
+        energy[(t >= s.start) & (t < s.end)] = s.energy / 100.0
+    wobble = 0.03 * np.sin(2 * np.pi * t / 7.3)
+    energy = np.clip(energy + wobble, 0.0, 1.0)
+    short_term = lufs + 2.0 - 14.0 * (1.0 - energy)
+    return np.round(short_term, 2), np.round(energy, 3)
+
+
+def canned_features(file_name: str, mastering_status: str) -> Features:
+    """Believable measurements for a file name (no audio involved)."""
+    data = _canned()
+    dice = _Dice(file_name)
+    tpl = dice.pick(data["templates"])
+    flaw = dice.pick(data["flaws"])
+    lo, hi = tpl["bpm"]
+    bpm = round(lo + dice.next() * (hi - lo), 1)
+    duration = round(150.0 + dice.next() * 210.0, 2)
+    tonic = dice.pick(TONICS)
+    scale = "minor" if dice.next() < 0.7 else "major"
+    if mastering_status == "master":
+        lufs = round(tpl["master_lufs"] + (dice.next() - 0.5) * 3.0, 1)
+        tp = round(-1.0 - dice.next() * 0.6, 1)
+    else:
+        lufs = round(-18.0 + (dice.next() - 0.5) * 4.0, 1)
+        tp = round(-6.5 + dice.next() * 2.0, 1)
+    bands = dict(tpl["bands"])
+    crest, width, corr = tpl["crest_db"], tpl["width"], tpl["correlation"]
+    if flaw == "wide":
+        width, corr = 0.42, 0.18
+    elif flaw == "thin_low_end":
+        bands["sub_bass"] *= 0.35
+        bands["bass"] *= 0.6
+    elif flaw == "over_limited" and mastering_status == "master":
+        crest, lufs, tp = 5.0, round(lufs + 2.5, 1), -0.2
+    elif flaw == "harsh_top":
+        bands["upper_mid"] *= 2.6
+        bands["high"] *= 2.4
+    total = sum(bands.values())
+    bands = {k: 100.0 * v / total for k, v in bands.items()}
+    sections = _sections(tpl["sections"], bpm, duration, flaw == "flat_arrangement")
+    short_term, energy = _curves(sections, duration, lufs)
+    beats = np.round(np.arange(0.0, duration, 60.0 / bpm), 3)
+    rms_dbfs = tp - crest - 0.3
+    return Features(
+        duration_s=duration, sample_rate=44100, channels=2, container="wav", truncated=False,
+        loudness=Loudness(integrated_lufs=lufs, loudness_range_lu=tpl["lra_lu"], true_peak_dbtp=tp,
+                          sample_peak_dbfs=round(tp - 0.3, 1), momentary_lufs=short_term + 1.0,
+                          short_term_lufs=short_term, curve_hop_s=CURVE_HOP_S),
+        dynamics=Dynamics(crest_factor_db=crest, dynamic_complexity_db=round(tpl["lra_lu"] * 0.6, 2),
+                          clipping_pct=0.0, rms_dbfs=round(rms_dbfs, 1),
+                          rms_mean=round(10 ** (rms_dbfs / 20), 4)),
+        stereo=Stereo(width=width, correlation=corr),
+        spectrum=Spectrum(bands_pct=bands, centroid_hz=float(tpl["centroid_hz"])),
+        rhythm=Rhythm(bpm=bpm, regularity=round(0.86 + 0.1 * dice.next(), 2), beat_times=beats,
+                      onset_rate=tpl["onset_rate"], beat_strength=round(0.5 + 0.3 * dice.next(), 2),
+                      danceability=round(1.2 + 0.6 * dice.next(), 2),
+                      tempo_confidence=round(0.7 + 0.25 * dice.next(), 2), tempo_salient=True),
+        tonality=Tonality(key=Key(tonic, scale, camelot_for(tonic, scale),
+                                  round(0.55 + 0.4 * dice.next(), 2)),
+                          chroma=np.full(12, 1.0 / 12)),
+        structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
+    )
+
+
+def canned_analysis(file_name: str, mastering_status: str = "pre-master") -> Analysis:
+    """The deterministic test-mode Analysis (diagnosis "pending") for these arguments."""
+    status = check_mastering_status(mastering_status)
+    return build_analysis(canned_features(file_name, status), file_name=file_name,
+                          mastering_status=status)
