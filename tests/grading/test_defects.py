@@ -8,18 +8,12 @@ import pytest
 
 from trackgrade.grading import build_analysis
 from trackgrade.grading.validate import validate_document
+from trackgrade.pipeline import measure
 
 from truth import render_specs
 
 from .defect_specs import specs
 
-try:
-    from trackgrade.pipeline import measure
-except ImportError as exc:          # the engine is still being wired
-    measure = None
-    WHY = str(exc)
-
-pytestmark = pytest.mark.skipif(measure is None, reason="engine not available")
 
 # defect -> the pillars it must pull down (by at least MARGIN points each)
 EXPECT = {
