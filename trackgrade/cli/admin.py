@@ -1,0 +1,228 @@
+"""`trackgrade admin`: the developer console on a data directory.
+
+Mounted by trackgrade/cli/__init__.py as `trackgrade admin`. Every command
+works while `trackgrade serve` runs on the same directory (the store
+serialises the two processes; the server sees the change on its next
+request). Secrets (API keys, webhook signing secrets) are printed once, at
+creation; only a key's hash is stored.
+
+Exit codes: 0 done; 1 the thing named is bad (unknown key, account or
+analysis); 2 usage error or unusable data directory. One line on stderr,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Iterator, Optional
+
+import typer
+
+from trackgrade.cli.errors import EXIT_USAGE, exit_code_for, print_error
+from trackgrade.errors import TrackgradeError
+from trackgrade.server import admin
+from trackgrade.server.store import Store, StoreError
+
+app = typer.Typer(name="admin", no_args_is_help=True, add_completion=False,
+                  help="Manage keys, credits, webhooks and switches in a data directory "
+                       "(safe while a server runs on it).")
+keys_app = typer.Typer(name="keys", no_args_is_help=True, help="Create, revoke and list API keys.")
+webhooks_app = typer.Typer(name="webhooks", no_args_is_help=True,
+                           help="Register webhook endpoints.")
+app.add_typer(keys_app, name="keys")
+app.add_typer(webhooks_app, name="webhooks")
+
+
+class Mode(str, Enum):
+    live = "live"
+    test = "test"
+
+
+class Plan(str, Enum):
+    free = "free"
+    pro = "pro"
+    studio = "studio"
+    partner = "partner"
+
+
+class Billing(str, Enum):
+    credits = "credits"
+    comp = "comp"
+    metered = "metered"
+
+
+class Switch(str, Enum):
+    on = "on"
+    off = "off"
+
+
+DataOption = Annotated[Optional[Path], typer.Option(
+    "--data", help="Data directory (default: TRACKGRADE_DATA, else ./trackgrade-data).",
+    show_default=False)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+
+
+@contextmanager
+def _opened(data: Path | None, *, create: bool = False) -> Iterator[Store]:
+    """The data directory's store; every library error becomes one line and
+    an exit code here (the root boundary would do the same)."""
+    root = admin.data_dir(data)
+    store = None
+    try:
+        if not create and not root.is_dir():
+            raise StoreError(f"no data directory at {root} (create a key first, or pass --data)")
+        store = admin.open_data(root)
+        yield store
+    except TrackgradeError as exc:
+        print_error(exc.message)
+        raise typer.Exit(exit_code_for(exc)) from None
+    except StoreError as exc:
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _emit(payload: object) -> None:
+    typer.echo(json.dumps(payload, indent=2))
+
+
+@keys_app.command("create")
+def keys_create(
+    data: DataOption = None,
+    mode: Annotated[Mode, typer.Option(help="live keys analyse for real; test keys get the "
+                                            "canned analysis.")] = Mode.live,
+    plan: Annotated[Optional[Plan], typer.Option(
+        help="Account plan (new account: default pro; free has no API access).",
+        show_default=False)] = None,
+    billing: Annotated[Optional[Billing], typer.Option(
+        help="Account billing (new account: default credits).", show_default=False)] = None,
+    credits: Annotated[Optional[int], typer.Option(
+        min=0, help="Starting credits (added when --account is given).",
+        show_default=False)] = None,
+    account: Annotated[Optional[str], typer.Option(
+        help="Add the key to this existing account instead of creating one.",
+        show_default=False)] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an API key (and its account); the key is printed once."""
+    with _opened(data, create=True) as store:
+        made = admin.create_key(store, mode=mode.value, plan=plan.value if plan else None,
+                                billing=billing.value if billing else None, credits=credits,
+                                account_id=account)
+        summary = next(row for row in admin.list_keys(store) if row["key_id"] == made["key_id"])
+    if as_json:
+        _emit({"key": made["key"], "key_id": made["key_id"], "account": made["account"]})
+        return
+    typer.echo(f"Created {made['mode']} key {made['key_id']} for account {made['account']} "
+               f"({summary['plan']}, {summary['billing']}, {summary['credits']} credits).")
+    typer.echo(made["key"])
+    typer.echo("Store it now: the key is shown only this once.")
+    if summary["plan"] == "free":
+        typer.echo("Note: the free plan has no API access (requests answer 403 not_eligible).")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (key_…), from `admin keys list`.")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Revoke a key; a running server refuses it from its next request."""
+    with _opened(data) as store:
+        key = admin.revoke_key(store, key_id)
+    if as_json:
+        _emit({"key_id": key["id"], "account": key["account_id"], "revoked_at": key["revoked_at"]})
+        return
+    typer.echo(f"Revoked {key['id']} ({key.get('hint')}) at {key['revoked_at']}.")
+
+
+@keys_app.command("list")
+def keys_list(data: DataOption = None, as_json: JsonOption = False) -> None:
+    """List keys with their accounts (never the secrets)."""
+    with _opened(data) as store:
+        rows = admin.list_keys(store)
+    if as_json:
+        _emit(rows)
+        return
+    if not rows:
+        typer.echo("No keys yet: `trackgrade admin keys create`.")
+        return
+    header = ("KEY ID", "MODE", "HINT", "ACCOUNT", "PLAN", "BILLING", "CREDITS", "STATUS")
+    table = [header] + [
+        (r["key_id"], r["mode"] or "", r["hint"] or "", r["account"], r["plan"] or "?",
+         r["billing"] or "?", str(r["credits"]), "revoked" if r["revoked_at"] else "active")
+        for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+@app.command("credits")
+def credits_add(
+    account: Annotated[str, typer.Argument(help="The account id (acct_…).")],
+    add: Annotated[int, typer.Option("--add", min=1, help="Credits to add.")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Top up an account's credits."""
+    with _opened(data) as store:
+        updated = admin.add_credits(store, account, add)
+    if as_json:
+        _emit({"account": updated["id"], "credits": updated["credits"]})
+        return
+    typer.echo(f"Account {updated['id']} now has {updated['credits']} credits.")
+
+
+@webhooks_app.command("add")
+def webhooks_add(
+    url: Annotated[str, typer.Argument(help="Endpoint URL: https://, or http:// to loopback.")],
+    account: Annotated[str, typer.Option(help="The account whose events it receives.")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Register a webhook endpoint; its whsec_ signing secret is printed once."""
+    with _opened(data) as store:
+        made = admin.add_webhook(store, url, account)
+    if as_json:
+        _emit(made)
+        return
+    typer.echo(f"Registered {made['id']} -> {made['url']} for account {made['account']}.")
+    typer.echo(made["secret"])
+    typer.echo("Signing secret shown only this once: verify deliveries with it.")
+
+
+@app.command("embed")
+def embed(
+    analysis_id: Annotated[str, typer.Argument(help="The analysis id.")],
+    switch: Annotated[Switch, typer.Argument(help="on or off.")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Turn the public score badge of one analysis on or off."""
+    with _opened(data) as store:
+        row = admin.set_embed(store, analysis_id, switch is Switch.on)
+    if as_json:
+        _emit({"analysis_id": row["id"], "embed": row["embed"]})
+        return
+    typer.echo(f"Embedding {switch.value} for analysis {row['id']}.")
+
+
+@app.command("maintenance")
+def maintenance(
+    switch: Annotated[Switch, typer.Argument(help="on or off.")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Switch maintenance mode (503 on every API route) on a running server."""
+    with _opened(data, create=True) as store:
+        doc = admin.set_maintenance(store, switch is Switch.on)
+    if as_json:
+        _emit({"maintenance": doc["on"]})
+        return
+    typer.echo(f"Maintenance {switch.value}."
+               + (" API routes answer 503 service_unavailable." if doc["on"] else ""))

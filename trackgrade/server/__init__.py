@@ -1,0 +1,1 @@
+"""The `trackgrade serve` HTTP service: app factory, store, accounts, admin."""

@@ -1,0 +1,160 @@
+"""The developer console's operations, as library functions.
+
+`trackgrade admin …` (trackgrade/cli/admin.py) parses, calls one of these on
+the durable store of a data directory and prints the result. They are safe
+while a server runs on the same directory: each is one store transaction,
+and the server sees it on its next request.
+
+Errors: TrackgradeError `not_found` (unknown key, account or analysis) and
+`parameter_invalid` (a bad value); StoreError for an unusable directory.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from trackgrade.errors import TrackgradeError
+from trackgrade.server import accounts
+from trackgrade.server.clock import Clock, SystemClock, isoformat
+from trackgrade.server.store import Store, new_id, open_store
+
+DEFAULT_DATA_DIR = "./trackgrade-data"
+MAINTENANCE_DOC = "maintenance"
+
+
+def data_dir(value: str | os.PathLike | None, environ=os.environ) -> Path:
+    """--data, else TRACKGRADE_DATA, else ./trackgrade-data."""
+    return Path(value or environ.get("TRACKGRADE_DATA") or DEFAULT_DATA_DIR)
+
+
+def open_data(path: str | os.PathLike) -> Store:
+    """The durable store of a data directory (created when missing)."""
+    return open_store(path)
+
+
+def create_key(store: Store, *, mode: str = "live", plan: str | None = None,
+               billing: str | None = None, credits: int | None = None,
+               account_id: str | None = None, clock: Clock | None = None) -> dict:
+    """Create a key, and an account unless `account_id` names one.
+
+    New account: `plan` (default pro), `billing` (default credits),
+    `credits` (default 0). Existing account: a given plan/billing replaces
+    the account's, given credits are added. Returns
+    {"key": plaintext (shown once), "key_id", "account", "mode"}."""
+    clock = clock or SystemClock()
+    with store.transaction() as txn:
+        if account_id is None:
+            account = accounts.new_account(plan=plan or "pro", billing=billing or "credits",
+                                           credits=credits or 0, clock=clock)
+            txn.put("accounts", account)
+        else:
+            account = txn.get("accounts", account_id)
+            if account is None:
+                raise TrackgradeError("not_found", f"no account {account_id!r}", param="account")
+            changed = _update_account(account, plan, billing, credits)
+            if changed:
+                txn.put("accounts", account)
+        key, doc = accounts.issue_key(txn, account["id"], mode=mode, clock=clock)
+    return {"key": key, "key_id": doc["id"], "account": account["id"], "mode": mode}
+
+
+def _update_account(account: dict, plan: str | None, billing: str | None,
+                    credits: int | None) -> bool:
+    probe = accounts.new_account(plan=plan or account.get("plan", "pro"),
+                                 billing=billing or account.get("billing", "credits"),
+                                 credits=credits or 0)
+    changed = False
+    for field in ("plan", "billing"):
+        if account.get(field) != probe[field]:
+            account[field] = probe[field]
+            changed = True
+    if credits:
+        account["credits"] = int(account.get("credits", 0)) + int(credits)
+        changed = True
+    return changed
+
+
+def revoke_key(store: Store, key_id: str, *, clock: Clock | None = None) -> dict:
+    """Revoke at once; returns the key document (no secret in it)."""
+    return accounts.revoke_key(store, key_id, clock=clock)
+
+
+def list_keys(store: Store) -> list[dict]:
+    """Every key with its account's plan, billing and balance (never secrets)."""
+    owners = {a["id"]: a for a in store.scan("accounts")}
+    rows = []
+    for key in sorted(store.scan("keys"), key=lambda k: (k.get("created_at") or "", k["id"])):
+        account = owners.get(key["account_id"], {})
+        rows.append({"key_id": key["id"], "account": key["account_id"], "mode": key.get("mode"),
+                     "hint": key.get("hint"), "created_at": key.get("created_at"),
+                     "revoked_at": key.get("revoked_at"), "plan": account.get("plan"),
+                     "billing": account.get("billing"), "credits": account.get("credits")})
+    return rows
+
+
+def add_credits(store: Store, account_id: str, amount: int, *,
+                clock: Clock | None = None) -> dict:
+    """Top up; returns the account."""
+    return accounts.add_credits(store, account_id, amount, clock=clock)
+
+
+def check_webhook_url(url: str) -> str:
+    """`https://` with a host, or `http://` to a loopback address only."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and _is_loopback(host):
+        return url
+    raise TrackgradeError("parameter_invalid", f"webhook URL must be https:// (http:// only for "
+                          f"loopback addresses); given {url!r}", param="url")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def add_webhook(store: Store, url: str, account_id: str, *,
+                clock: Clock | None = None) -> dict:
+    """Register an endpoint; returns {"id", "url", "account", "secret"} (the
+    `whsec_` secret is the HMAC key of every delivery)."""
+    check_webhook_url(url)
+    clock = clock or SystemClock()
+    doc = {"id": new_id("we"), "object": "webhook_endpoint", "account_id": account_id,
+           "url": url, "secret": "whsec_" + secrets.token_urlsafe(32), "enabled": True,
+           "created_at": isoformat(clock.now())}
+    with store.transaction() as txn:
+        if txn.get("accounts", account_id) is None:
+            raise TrackgradeError("not_found", f"no account {account_id!r}", param="account")
+        txn.put("webhooks", doc)
+    return {"id": doc["id"], "url": url, "account": account_id, "secret": doc["secret"]}
+
+
+def set_embed(store: Store, analysis_id: str, on: bool) -> dict:
+    """The owner's public-badge switch on one analysis; returns the row."""
+    with store.transaction() as txn:
+        row = txn.get("analyses", analysis_id)
+        if row is None:
+            raise TrackgradeError("not_found", f"no analysis {analysis_id!r}", param="analysis_id")
+        if row.get("embed") is not bool(on):
+            row["embed"] = bool(on)
+            txn.put("analyses", row)
+    return row
+
+
+def set_maintenance(store: Store, on: bool, *, clock: Clock | None = None) -> dict:
+    """The 503 switch a running server reads on every request."""
+    clock = clock or SystemClock()
+    doc = {"id": MAINTENANCE_DOC, "on": bool(on), "changed_at": isoformat(clock.now())}
+    with store.transaction() as txn:
+        txn.put("settings", doc)
+    return doc

@@ -1,0 +1,243 @@
+"""The storage seam of the server: one small interface, several backends.
+
+Backends (each passes the one contract suite, tests/server/test_store_contract.py):
+
+    MemoryStore   trackgrade.server.store.memory    tests, `create_app(store=MemoryStore())`
+    TinyDBStore   trackgrade.server.store.durable   `trackgrade serve --data DIR`, the admin CLI
+
+`open_store(data_dir)` (in `trackgrade.server.store`) opens the durable one.
+
+Data model
+----------
+A store holds JSON documents (plain dicts: str keys; str/int/float/bool/None,
+lists and dicts as values; NaN is refused) in the named COLLECTIONS below.
+Every document has a string `id`, unique in its collection. Documents are
+copied in and out: a dict you `put` is serialised at once, a dict you `get`
+is a fresh copy you may mutate freely (it is not written back until you
+`put` it again).
+
+    accounts     {"id": "acct_…", "plan", "billing", "credits", "limits", …}   see accounts.py
+    keys         {"id": "key_…", "account_id", "hash", "mode", "livemode",
+                  "revoked_at", "created_at", …}                               see accounts.py
+    analyses     the server's analysis rows. Fields the store indexes (must be
+                 present): "account_id", "key_id", "livemode" (bool),
+                 "created_at" (clock.isoformat text), "status"
+                 ("processing" | "complete" | "failed"). The admin `embed`
+                 command sets "embed": true/false on the row.
+    events       the webhook outbox, one row per event: see `new_event`.
+                 Indexed while "state" == "pending", by "next_attempt_at";
+                 all of them by "created" (to prune delivered ones: each row
+                 carries the Analysis, ~4 KB, and the store lives in memory).
+    webhooks     {"id": "we_…", "account_id", "url", "secret", "created_at"}
+    idempotency  the app's records (fingerprint, status, response, …) with an
+                 "expires_at" (Unix seconds) the store indexes; the app picks
+                 the id (e.g. f"{key_id}:{idempotency_key}").
+    settings     small switches, e.g. {"id": "maintenance", "on": true}.
+
+Indexes are fixed here (INDEXES) so every backend builds the same ones; a
+PostgreSQL backend turns each into a SQL index. Unique indexes answer
+`find`; ordered indexes keep each partition sorted by (order fields…, id)
+and answer `select`, `count`, `list_analyses`, `count_analyses_since`,
+`count_in_flight`, `pending_events`, `prune_events`, `prune_idempotency`.
+
+Transactions
+------------
+`with store.transaction() as txn:` is atomic and serialised across threads
+and processes (the durable store takes a thread lock and an flock on the data
+directory). Inside, reads see the transaction's own writes. Leaving the block
+normally commits: the durable store appends one journal line with every
+change and fsyncs it before `__exit__` returns, so a write that returned is a
+write that survives kill -9. Leaving it with an exception rolls everything
+back and re-raises. Keep transactions short (no network, no analysis inside)
+and do not open a transaction inside another one (it raises RuntimeError).
+
+Reads outside a transaction (`store.get`, `store.find`, `store.list_analyses`
+…) are consistent snapshots and first catch up with writes other processes
+made (e.g. `trackgrade admin keys revoke`), so those are seen on the very
+next call.
+
+Indexed fields must be scalars (str, number, bool, None); a put with a list
+or dict there raises ValueError, as does a second document claiming a
+unique-index value. Memory: documents live in memory as compact JSON text
+(~4 KB per analysis); prune what is finished (`prune_events`,
+`prune_idempotency`) from a periodic sweeper.
+
+Errors: `list_analyses` with an unknown cursor raises
+TrackgradeError("parameter_invalid", param="starting_after"/"ending_before").
+Storage failures (disk full, unreadable files) raise `StoreError`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Doc = dict[str, Any]
+
+COLLECTIONS: tuple[str, ...] = (
+    "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
+)
+
+
+class StoreError(Exception):
+    """The storage itself failed (unreadable data directory, corrupt files,
+    disk full). Not a TrackgradeError: the app answers it as a 500
+    `api_error`, the admin CLI as exit code 2."""
+
+
+@dataclass(frozen=True)
+class Index:
+    """A secondary index over one collection.
+
+    `partition`: fields whose values pick the partition (exact match).
+    `order`: fields sorting rows inside a partition (the doc id breaks ties).
+    `where`: (field, value): only documents with doc[field] == value are in.
+    `unique`: a lookup index (`find`); at most one document per value.
+    """
+
+    name: str
+    collection: str
+    partition: tuple[str, ...]
+    order: tuple[str, ...] = ()
+    where: tuple[str, Any] | None = None
+    unique: bool = False
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        where = (self.where[0],) if self.where else ()
+        return self.partition + self.order + where
+
+
+INDEXES: tuple[Index, ...] = (
+    Index("keys.hash", "keys", ("hash",), unique=True),
+    Index("keys.by_account", "keys", ("account_id",), ("created_at",)),
+    Index("webhooks.by_account", "webhooks", ("account_id",), ("created_at",)),
+    Index("analyses.by_owner", "analyses", ("account_id", "livemode"), ("created_at",)),
+    Index("analyses.by_key", "analyses", ("key_id",), ("created_at",)),
+    Index("analyses.in_flight", "analyses", ("key_id",), ("created_at",),
+          where=("status", "processing")),
+    Index("events.pending", "events", (), ("next_attempt_at",), where=("state", "pending")),
+    Index("events.by_created", "events", (), ("created",)),
+    Index("idempotency.by_expiry", "idempotency", (), ("expires_at",)),
+)
+INDEX_BY_NAME: dict[str, Index] = {index.name: index for index in INDEXES}
+
+
+@runtime_checkable
+class Txn(Protocol):
+    """One open transaction (see the module docstring)."""
+
+    def get(self, collection: str, doc_id: str) -> Doc | None:
+        """The document, or None."""
+
+    def put(self, collection: str, doc: Doc) -> None:
+        """Insert or replace the whole document `doc["id"]`."""
+
+    def delete(self, collection: str, doc_id: str) -> None:
+        """Remove the document; no error when it is absent."""
+
+    def find(self, index: str, *values: Any) -> Doc | None:
+        """The document whose unique-index fields equal `values`, or None.
+        `txn.find("keys.hash", sha256_hex)`."""
+
+    def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
+               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]:
+        """Documents of one ordered-index partition in (order…, id) order
+        (reversed with `newest_first`), only those whose order values are
+        <= `upto` (a tuple of order values, compared as a prefix) if given."""
+
+    def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int:
+        """How many documents the partition holds (only those whose order
+        values are >= `since`, if given). O(log n)."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A document store (see the module docstring)."""
+
+    def transaction(self) -> AbstractContextManager[Txn]:
+        """Atomic, serialised, durable on exit. Yields a `Txn`."""
+
+    def get(self, collection: str, doc_id: str) -> Doc | None: ...
+
+    def find(self, index: str, *values: Any) -> Doc | None: ...
+
+    def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
+               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]: ...
+
+    def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int: ...
+
+    def scan(self, collection: str) -> list[Doc]:
+        """Every document of a (small) collection, in id order. Not for analyses."""
+
+    def list_analyses(self, account_id: str, livemode: bool, limit: int = 20, *,
+                      starting_after: str | None = None,
+                      ending_before: str | None = None) -> tuple[list[Doc], bool]:
+        """One page of an account's analyses of one mode, newest first by
+        (created_at, id), and whether more exist beyond the page in the
+        paging direction (older for `starting_after`/no cursor, newer for
+        `ending_before`). Cursors are analysis ids of the same account and
+        mode; unknown ones raise TrackgradeError("parameter_invalid")."""
+
+    def count_analyses_since(self, key_id: str, since_iso: str) -> int:
+        """Analyses the key created at or after `since_iso` (daily quota:
+        pass `clock.isoformat(clock.utc_day_start(now))`)."""
+
+    def count_in_flight(self, key_id: str) -> int:
+        """The key's analyses whose status is "processing"."""
+
+    def pending_events(self, now: float | None = None, limit: int = 100) -> list[Doc]:
+        """Outbox rows with state "pending" and next_attempt_at <= now
+        (all pending ones when now is None), soonest first."""
+
+    def prune_events(self, before: float, limit: int = 1000) -> int:
+        """Delete up to `limit` outbox rows created before `before` (Unix
+        seconds) that are no longer pending; returns how many. Call it
+        periodically (e.g. before = now - 7 days): rows carry whole analyses."""
+
+    def prune_idempotency(self, now: float, limit: int = 1000) -> int:
+        """Delete up to `limit` idempotency records with expires_at <= now."""
+
+    def close(self) -> None:
+        """Release files and locks. Idempotent."""
+
+
+def new_id(prefix: str) -> str:
+    """A fresh random id: `new_id("acct")` -> "acct_3f2a…" (32 hex digits)."""
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def new_event(event_type: str, data: Doc, *, account_id: str, livemode: bool,
+              created: float, event_id: str | None = None) -> Doc:
+    """An outbox row for the `events` collection, ready to deliver.
+
+    `envelope` is the spec 6.2 event body, frozen when the event happens;
+    the webhook sender signs and POSTs `envelope` to every endpoint of the
+    account and keeps its delivery state on the row ("state": "pending" ->
+    "delivered" | "failed", "attempts", "next_attempt_at" (Unix seconds),
+    "deliveries": {webhook_id: {...}}). Put it in the same transaction as
+    the state change that caused it.
+    """
+    event_id = event_id or str(uuid.uuid4())
+    envelope = {"id": event_id, "object": "event", "type": event_type,
+                "created": int(created), "livemode": bool(livemode), "data": data}
+    return {"id": event_id, "account_id": account_id, "type": event_type,
+            "livemode": bool(livemode), "created": int(created), "envelope": envelope,
+            "state": "pending", "attempts": 0, "next_attempt_at": float(created),
+            "deliveries": {}}
+
+
+def index_fields(collection: str) -> tuple[str, ...]:
+    """Every field some index of `collection` reads (plus "id")."""
+    fields: list[str] = ["id"]
+    for index in INDEXES:
+        if index.collection == collection:
+            fields.extend(f for f in index.fields if f not in fields)
+    return tuple(fields)
+
+
+def check_collection(collection: str) -> None:
+    if collection not in COLLECTIONS:
+        raise ValueError(f"unknown collection {collection!r}; known: {', '.join(COLLECTIONS)}")
