@@ -15,7 +15,7 @@ from trackgrade.engine.frames import long_spectrum, mono_mix, short_stft
 from trackgrade.engine.loudness import measure_loudness
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.spectrum import measure_spectrum
-from trackgrade.engine.stereo import measure_stereo
+from trackgrade.engine.stereo import channel_gram, measure_stereo
 from trackgrade.engine.structure import measure_structure
 from trackgrade.engine.tonal import measure_tonality
 
@@ -40,8 +40,9 @@ def extract(audio: DecodedAudio) -> Features:
 
     loudness = measure_loudness(samples, rate)
     watch.lap("loudness")
-    dynamics = measure_dynamics(samples, rate, loudness)
-    stereo = measure_stereo(samples)
+    gram = channel_gram(samples)
+    dynamics = measure_dynamics(samples, rate, loudness, gram=gram)
+    stereo = measure_stereo(samples, gram=gram)
     watch.lap("dynamics_stereo")
 
     short = short_stft(mono_mix(samples), rate)
