@@ -20,7 +20,8 @@ here, from the bytes:
    through libsndfile (soundfile on io.BytesIO), read block-wise into one
    preallocated buffer and never past 20 minutes + 1 frame, so a lying or
    missing length cannot make us decode hours of audio. Then: the duration
-   limit again, too short, digital silence.
+   limit again, too short, digital silence, a constant DC offset (silent
+   once the offset is removed: refused like silence).
 
 Decisions:
 - Channels: more than two are refused (`unprocessable_audio`, "send a mono or
@@ -728,7 +729,8 @@ def _grow(out: np.ndarray, frames: int) -> np.ndarray:
 
 def _clip_and_check_not_silent(samples: np.ndarray) -> None:
     """In place: NaN/inf (float files) -> 0, overs (float files, hot MP3
-    decodes) clipped to [-1, 1]; refuse digital silence (peak < -100 dBFS)."""
+    decodes) clipped to [-1, 1]; refuse digital silence (peak < -100 dBFS)
+    and a constant DC offset (no channel moves by -100 dBFS)."""
     top, bottom = float(samples.max()), float(samples.min())
     if not (np.isfinite(top) and np.isfinite(bottom)):      # max/min propagate NaN and inf
         np.nan_to_num(samples, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
@@ -739,3 +741,10 @@ def _clip_and_check_not_silent(samples: np.ndarray) -> None:
     if peak < SILENCE_PEAK:
         what = "digital silence" if peak == 0 else f"silent (peak {20 * np.log10(peak):.0f} dBFS)"
         raise AudioError(f"the audio is {what}; nothing to analyze")
+    # a constant (DC offset only) is silence to the ear and to every measure
+    # (the K-weighting removes it): refuse it like silence rather than grade
+    # the filters' start-up transient
+    swing = float(np.max(samples.max(axis=0) - samples.min(axis=0)))
+    if swing < SILENCE_PEAK:
+        raise AudioError(f"the audio is a constant DC offset ({float(samples[0].max()):+.2f}) "
+                         "with no sound; nothing to analyze")
