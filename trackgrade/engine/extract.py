@@ -45,7 +45,8 @@ def extract(audio: DecodedAudio) -> Features:
     stereo = measure_stereo(samples, gram=gram)
     watch.lap("dynamics_stereo")
 
-    short = short_stft(mono_mix(samples), rate)
+    # A polarity-inverted channel would cancel the centre of a plain sum.
+    short = short_stft(mono_mix(samples, invert_second=stereo.correlation < -0.2), rate)
     watch.lap("short_stft")
     rhythm = measure_rhythm(short, duration)
     watch.lap("rhythm")

@@ -37,11 +37,13 @@ def _pow2_for(seconds: float, sample_rate: int) -> int:
     return int(2 ** round(np.log2(seconds * sample_rate)))
 
 
-def mono_mix(samples: np.ndarray) -> np.ndarray:
-    """Average of the channels, shape (frames,), float32."""
+def mono_mix(samples: np.ndarray, *, invert_second: bool = False) -> np.ndarray:
+    """Average of the channels, shape (frames,), float32. With `invert_second`
+    the second channel's polarity is flipped first, so a phase-inverted stereo
+    file does not cancel its centre (kick, bass) in the analysis mix."""
     if samples.shape[1] == 1:
         return np.ascontiguousarray(samples[:, 0])
-    mono = samples[:, 0] + samples[:, 1]
+    mono = samples[:, 0] - samples[:, 1] if invert_second else samples[:, 0] + samples[:, 1]
     for ch in range(2, samples.shape[1]):
         mono += samples[:, ch]
     mono *= np.float32(1.0 / samples.shape[1])
