@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import soundfile as sf
 
 from trackgrade.engine.features import SECTION_LABELS, Structure
 from trackgrade.engine.frames import mono_mix, short_stft
@@ -12,39 +11,14 @@ from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.structure import measure_structure
 from truth import render_specs
 
-# One list for test_rhythm.py and test_structure.py (identical, so one cached render).
-SPECS = [
-    {"name": "house_124", "style": "house", "bpm": 124, "key": "A", "seconds": 45, "seed": 1},
-    {"name": "house_124_nokick", "style": "house", "bpm": 124, "key": "A", "seconds": 30, "seed": 1,
-     "defects": ["no_kick"]},
-    {"name": "house_124_drift", "style": "house", "bpm": 124, "key": "A", "seconds": 30, "seed": 1,
-     "defects": [{"type": "tempo_drift", "value": 4}]},
-    {"name": "dnb_174", "style": "drum_and_bass", "bpm": 174, "key": "F", "seconds": 30, "seed": 2},
-    {"name": "dubstep_140", "style": "dubstep", "bpm": 140, "key": "G", "seconds": 30, "seed": 3},
-    {"name": "downtempo_92", "style": "downtempo", "bpm": 92, "key": "D", "seconds": 30, "seed": 4},
-    {"name": "techno_132p5", "style": "techno", "bpm": 132.5, "key": "C", "seconds": 30, "seed": 5,
-     "first_beat_s": 0.3},
-    {"name": "ambient_72", "style": "ambient", "bpm": 72, "key": "E", "seconds": 30, "seed": 6},
-    {"name": "trance_138", "style": "trance", "bpm": 138, "key": "D", "seconds": 45, "seed": 7},
-]
-
-
-def _load(path):
-    try:
-        from trackgrade.engine.decode import decode  # noqa: PLC0415
-        audio = decode(path.read_bytes(), file_name=path.name)
-        return audio.samples, audio.sample_rate
-    except ImportError:
-        x, sr = sf.read(str(path), dtype="float32", always_2d=True)
-        return x, sr
-
+from .rhythm_specs import SPECS, load
 
 @pytest.fixture(scope="module")
 def tracks():
     out, truth = render_specs(SPECS)
     result = {}
     for t in truth:
-        x, sr = _load(out / t["file"])
+        x, sr = load(out / t["file"])
         spec = short_stft(mono_mix(x), sr)
         dur = x.shape[0] / sr
         rh = measure_rhythm(spec, dur)
@@ -161,7 +135,7 @@ def test_energy_curve_from_the_short_term_loudness(tracks):
     from trackgrade.engine.loudness import measure_loudness  # noqa: PLC0415
     truth, spec, dur, rh, _ = tracks["house_124"]
     out, _ = render_specs(SPECS)
-    x, sr = _load(out / truth["file"])
+    x, sr = load(out / truth["file"])
     loud = measure_loudness(x, sr)
     st = measure_structure(spec, dur, beat_times=rh.beat_times, bpm=rh.bpm,
                            short_term_lufs=loud.short_term_lufs, curve_hop_s=loud.curve_hop_s)
