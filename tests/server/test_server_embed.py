@@ -1,0 +1,108 @@
+"""GET /v1/embed/{id}: the public badge (no key), only score, grade and genre."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from server_harness import start, wav_bytes  # noqa: E402
+
+from trackgrade.server import admin, documents  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = start(test_in_flight=50)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def complete(server):
+    key, _ = server.key("test")
+    accepted = server.submit(key, "badge.wav").json
+    server.upload(accepted, wav_bytes(2))
+    doc = server.wait(accepted["id"], key, until=lambda d: d["diagnosis_status"] == "ready")
+    return key, doc
+
+
+def test_badge_needs_embedding_switched_on(server, complete):
+    key, doc = complete
+    off = server.request("GET", f"/v1/embed/{doc['id']}")
+    assert off.status == 404 and off.error["code"] == "not_found"
+    admin.set_embed(server.store, doc["id"], True)
+    try:
+        reply = server.request("GET", f"/v1/embed/{doc['id']}")
+        assert reply.status == 200
+        assert reply.header("Content-Type").startswith("text/html")
+        assert reply.header("X-Request-Id")
+        html = reply.body.decode()
+        assert f">{doc['score']}<" in html
+        assert f">{doc['grade']['letter']}<" in html.replace("&#x27;", "'")
+        assert doc["genre"]["name"] in html
+        assert doc["diagnosis"]["summary"][:40] not in html
+        for item in doc["feedback"]:
+            assert item["text"][:40] not in html
+        assert "badge.wav" not in html
+    finally:
+        admin.set_embed(server.store, doc["id"], False)
+    assert server.request("GET", f"/v1/embed/{doc['id']}").status == 404
+
+
+def test_themes_and_sizes(server, complete):
+    _, doc = complete
+    admin.set_embed(server.store, doc["id"], True)
+    try:
+        bodies = {}
+        for theme in ("dark", "light"):
+            for size in ("sm", "md"):
+                reply = server.request("GET", f"/v1/embed/{doc['id']}?theme={theme}&size={size}")
+                assert reply.status == 200
+                bodies[theme, size] = reply.body
+        assert len(set(bodies.values())) == 4
+        default = server.request("GET", f"/v1/embed/{doc['id']}").body
+        assert default == bodies["dark", "md"]
+        for query, param in (("theme=blue", "theme"), ("size=lg", "size"),
+                             ("theme=dark&theme=light", "theme")):
+            reply = server.request("GET", f"/v1/embed/{doc['id']}?{query}")
+            assert reply.status == 400 and reply.error["code"] == "parameter_invalid"
+            assert reply.error["param"] == param
+    finally:
+        admin.set_embed(server.store, doc["id"], False)
+
+
+def test_unknown_processing_failed_and_disabled_look_alike(server, complete):
+    key, doc = complete
+    processing = server.submit(key, "p.wav").json["id"]
+    failed = server.submit(key, "f_fail_engine_error.wav").json
+    server.upload(failed, b"x")
+    server.wait(failed["id"], key)
+    for analysis_id in (processing, failed["id"]):
+        admin.set_embed(server.store, analysis_id, True)
+    bodies = set()
+    for analysis_id in (processing, failed["id"], doc["id"], str(uuid.uuid4()), "zzz"):
+        reply = server.request("GET", f"/v1/embed/{analysis_id}")
+        assert reply.status == 404
+        error = reply.error
+        error.pop("request_id")
+        bodies.add(str(error))
+    assert len(bodies) == 1
+
+
+def test_everything_is_escaped(server, complete):
+    _, doc = complete
+    with server.store.transaction() as txn:
+        row = txn.get("analyses", doc["id"])
+        result = documents.result_of(row)
+        result["genre"]["name"] = '<script>alert("x")</script>&'
+        result["grade"]["letter"] = "<b>"
+        row["embed"] = True
+        documents.render(row, result)
+        txn.put("analyses", row)
+    html = server.request("GET", f"/v1/embed/{doc['id']}").body.decode()
+    assert "<script>" not in html and "<b>" not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;" in html

@@ -1,0 +1,161 @@
+"""`trackgrade serve` as a real process: start-up, kill -9 with an analysis in
+the worker pool (it fails with engine_error and its credit comes back on the
+next start), uploads that outlive a restart, the admin CLI's maintenance
+switch and revocation seen by the running server, `--maintenance`."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from server_harness import multipart, request, wav_bytes  # noqa: E402
+from truth import render_specs  # noqa: E402
+
+from trackgrade.server import accounts  # noqa: E402
+from trackgrade.server.store import open_store  # noqa: E402
+
+CLI = [sys.executable, "-m", "trackgrade"]
+
+
+class Served:
+    def __init__(self, data: Path, *extra: str) -> None:
+        env = {**os.environ, "TRACKGRADE_DOCS_URL": "https://docs.example.test/e",
+               "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            CLI + ["serve", "--data", str(data), "--port", "0", "--workers", "1", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            text=True)
+        deadline = time.monotonic() + 60
+        self.url = None
+        self.log = []
+        while self.url is None and time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.log.append(line)
+            match = re.search(r"serving on (http://\S+)", line)
+            if match:
+                self.url = match.group(1)
+        assert self.url, "".join(self.log)
+        # keep draining the log so the server never blocks on a full pipe
+        threading.Thread(target=lambda: self.log.extend(self.proc.stdout), daemon=True).start()
+
+    def __call__(self, method, path, **kw):
+        return request(self.url, method, path, **kw)
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def admin(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(CLI + ["admin", *args], capture_output=True, text=True, timeout=60)
+
+
+def make_key(data: Path, mode: str, credits: int) -> tuple[str, str]:
+    store = open_store(data)
+    try:
+        account = accounts.create_account(store, plan="pro", credits=credits)
+        key, _ = accounts.create_key(store, account["id"], mode=mode)
+        return key, account["id"]
+    finally:
+        store.close()
+
+
+def upload(served: Served, accepted: dict, data: bytes):
+    body, ctype = multipart({"file": ("a.wav", data)})
+    path = urlsplit(accepted["upload"]["url"]).path
+    return served("POST", path, raw=body, headers={
+        "Content-Type": ctype, "Authorization": f"Bearer {accepted['upload']['token']}"})
+
+
+@pytest.fixture(scope="module")
+def track() -> bytes:
+    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
+                               "seconds": 12, "seed": 3}])
+    return (folder / "server_e2e_techno.wav").read_bytes()
+
+
+def test_kill_9_mid_analysis_then_restart(tmp_path, track):
+    data = tmp_path / "data"
+    live, live_account = make_key(data, "live", 3)
+    test_key, _ = make_key(data, "test", 0)
+    first = Served(data)
+    try:
+        lost = first("POST", "/v1/analyses", key=live, idem="a", body={"file_name": "t.wav"}).json
+        waiting = first("POST", "/v1/analyses", key=test_key, idem="b",
+                        body={"file_name": "later.wav"}).json
+        assert upload(first, lost, track).status == 200
+    finally:
+        first.kill()                      # the bytes in the pool are gone
+    second = Served(data)
+    try:
+        doc = second("GET", f"/v1/analyses/{lost['id']}", key=live).json
+        # the worker process was still starting up: the analysis was lost with it
+        assert doc["status"] == "failed" and doc["error"]["code"] == "engine_error"
+        again = second("POST", "/v1/analyses", key=live, idem="c", body={"file_name": "b.wav"})
+        assert again.json["credits_remaining"] == 2     # 3 - 1: the lost one's credit came back
+        # an analysis still waiting for its bytes survives the restart
+        assert second("GET", f"/v1/analyses/{waiting['id']}", key=test_key).json["status"] \
+            == "processing"
+        assert upload(second, waiting, wav_bytes(2)).status == 200
+    finally:
+        second.stop()
+    store = open_store(data)
+    try:
+        failed = [e for e in store.pending_events() if e["type"] == "analysis.failed"]
+        assert [e["envelope"]["data"]["id"] for e in failed] == [lost["id"]]
+    finally:
+        store.close()
+
+
+def test_admin_cli_switches_a_running_server(tmp_path):
+    data = tmp_path / "data"
+    key, _ = make_key(data, "live", 1)
+    store = open_store(data)
+    key_id = store.find("keys.hash", accounts.hash_key(key))["id"]
+    store.close()
+    served = Served(data)
+    try:
+        assert served("GET", "/v1/genres", key=key).status == 200
+        assert admin("maintenance", "on", "--data", str(data)).returncode == 0
+        reply = served("GET", "/v1/genres", key=key)
+        assert reply.status == 503 and reply.error["code"] == "service_unavailable"
+        assert reply.header("Retry-After")
+        assert admin("maintenance", "off", "--data", str(data)).returncode == 0
+        assert served("GET", "/v1/genres", key=key).status == 200
+        assert admin("keys", "revoke", key_id, "--data", str(data)).returncode == 0
+        assert served("GET", "/v1/genres", key=key).status == 401
+    finally:
+        served.stop()
+
+
+def test_maintenance_flag(tmp_path):
+    data = tmp_path / "data"
+    key, _ = make_key(data, "test", 0)
+    served = Served(data, "--maintenance")
+    try:
+        reply = served("POST", "/v1/analyses", key=key, idem="x", body={"file_name": "a.wav"})
+        assert reply.status == 503 and reply.error["code"] == "service_unavailable"
+        assert served("GET", "/v1/openapi.json").status == 200
+    finally:
+        served.stop()

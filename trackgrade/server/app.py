@@ -1,0 +1,158 @@
+"""The app factory: `create_app(settings, store=, executor=, clock=)`.
+
+Nothing exists at import time; everything the server uses is built here or
+injected (STYLE.md habit 4): the store (durable by default, a MemoryStore in
+tests), the live executor (worker processes by default), the test-mode
+executor (threads: the canned analysis never touches the engine) and the
+clock. The sweeper thread that fails expired uploads starts with
+`ctx.start()` (`serve.py` does it) and can be driven directly with
+`ctx.lifecycle.sweep()`.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from flask import Flask, Request, g, request
+
+from trackgrade.config import Settings
+from trackgrade.errors import TrackgradeError
+from trackgrade.server import envelope
+from trackgrade.server.clock import Clock, SystemClock
+from trackgrade.server.idempotency import InFlightKeys
+from trackgrade.server.lifecycle import Lifecycle
+from trackgrade.server.ratelimit import MinuteWindow
+from trackgrade.server.store import Store
+from trackgrade.server.worker import Executor, ProcessExecutor, ThreadExecutor
+
+log = logging.getLogger("trackgrade.server")
+access_log = logging.getLogger("trackgrade.access")
+
+MAINTENANCE_DOC = "maintenance"
+EXEMPT_FROM_MAINTENANCE = ("openapi.document",)
+
+
+class InMemoryRequest(Request):
+    """Multipart file parts go to memory, never to a spooled temporary file
+    (Werkzeug's default factory spools parts over 500 KB to disk)."""
+
+    max_form_parts = 16
+
+    def _get_file_stream(self, total_content_length, content_type, filename=None,
+                         content_length=None):
+        return io.BytesIO()
+
+
+@dataclass
+class ServerContext:
+    settings: Settings
+    store: Store
+    clock: Clock
+    executor: Executor
+    test_executor: Executor
+    lifecycle: Lifecycle
+    window: MinuteWindow
+    idempotency: InFlightKeys = field(default_factory=InFlightKeys)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _sweeper: threading.Thread | None = None
+
+    def maintenance(self) -> bool:
+        if self.settings.maintenance:
+            return True
+        doc = self.store.get("settings", MAINTENANCE_DOC)
+        return bool(doc and doc.get("on"))
+
+    def executor_for(self, livemode: bool) -> Executor:
+        return self.executor if livemode else self.test_executor
+
+    def start(self) -> None:
+        """Recover work lost by a previous process, start the worker
+        processes and the sweeper."""
+        self.lifecycle.recover()
+        self.lifecycle.sweep()
+        warm = getattr(self.executor, "warm", None)
+        if warm is not None:
+            warm()
+        if self._sweeper is None:
+            self._sweeper = threading.Thread(target=self._sweep_loop, name="trackgrade-sweeper",
+                                             daemon=True)
+            self._sweeper.start()
+
+    def _sweep_loop(self) -> None:
+        while not self._stop.wait(self.settings.sweep_interval):
+            try:
+                self.lifecycle.sweep()
+            except Exception:  # noqa: BLE001 - keep sweeping
+                log.exception("the upload sweeper failed")
+
+    def close(self, wait: bool = True) -> None:
+        self._stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5)
+        self.executor.shutdown(wait=wait)
+        self.test_executor.shutdown(wait=wait)
+
+
+def create_app(settings: Settings, *, store: Store | None = None,
+               executor: Executor | None = None, test_executor: Executor | None = None,
+               clock: Clock | None = None) -> Flask:
+    """Build the Flask app and its `ServerContext` (`app.extensions["trackgrade"]`)."""
+    from trackgrade.server import routes
+
+    clock = clock or SystemClock()
+    if store is None:
+        from trackgrade.server.store import open_store
+        store = open_store(settings.data_dir)
+    if executor is None:
+        executor = ProcessExecutor(settings.workers, queue_size=settings.queue_size)
+    if test_executor is None:
+        test_executor = ThreadExecutor(2, queue_size=max(64, settings.test_in_flight * 4))
+    lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
+                          upload_ttl=settings.upload_token_ttl,
+                          idempotency_ttl=settings.idempotency_ttl)
+    ctx = ServerContext(settings=settings, store=store, clock=clock, executor=executor,
+                        test_executor=test_executor, lifecycle=lifecycle,
+                        window=MinuteWindow(clock))
+
+    app = Flask("trackgrade.server", static_folder=None)
+    app.request_class = InMemoryRequest
+    app.config.update(MAX_CONTENT_LENGTH=None, MAX_FORM_MEMORY_SIZE=None,
+                      JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
+    app.url_map.strict_slashes = False
+    app.extensions["trackgrade"] = ctx
+    envelope.install(app, settings.docs_url or None)
+
+    @app.before_request
+    def _begin():
+        g.started = time.perf_counter()
+        g.request_id = envelope.new_request_id()
+        rule = request.url_rule
+        if rule is not None and request.endpoint not in EXEMPT_FROM_MAINTENANCE \
+                and ctx.maintenance():
+            raise TrackgradeError("service_unavailable", "the service is down for maintenance; "
+                                  "retry later",
+                                  headers={"Retry-After": str(settings.retry_after)})
+
+    @app.after_request
+    def _rate_headers(response):
+        state = g.get("rate_state")
+        if state is not None:
+            for name, value in state.headers().items():
+                response.headers.setdefault(name, value)
+        if access_log.isEnabledFor(logging.INFO):   # never bodies, never keys or tokens
+            access_log.info("%s %s %d %.1fms %s", request.method, request.path,
+                            response.status_code,
+                            (time.perf_counter() - g.get("started", time.perf_counter())) * 1e3,
+                            envelope.current_request_id())
+        return response
+
+    routes.register(app, ctx)
+    return app
+
+
+def context(app: Flask) -> ServerContext:
+    return app.extensions["trackgrade"]

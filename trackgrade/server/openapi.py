@@ -1,0 +1,258 @@
+"""The server's own OpenAPI 3.1 document (served at GET /v1/openapi.json).
+
+Paths are relative to the server URL `/v1`. Every operation lists the error
+codes it can answer (`x-error-codes`, also the `code` enum of the Error
+schema); tests/server/test_openapi.py checks the document against Flask's
+url_map and the codes the server raises.
+"""
+
+from __future__ import annotations
+
+from trackgrade.errors import ERROR_CODES
+
+VERSION = "1.0.0"
+AUTH_CODES = ("invalid_api_key", "not_eligible", "rate_limited", "service_unavailable")
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _int(lo: int | None = None, hi: int | None = None) -> dict:
+    out: dict = {"type": "integer"}
+    if lo is not None:
+        out["minimum"] = lo
+    if hi is not None:
+        out["maximum"] = hi
+    return out
+
+
+_NUM = {"type": "number"}
+_STR = {"type": "string"}
+_NSTR = {"type": ["string", "null"]}
+_UUID = {"type": "string", "format": "uuid"}
+_DT = {"type": "string", "format": "date-time"}
+_SCORE = _int(0, 100)
+BANDS = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
+
+
+def _obj(props: dict, required: tuple[str, ...] | None = None) -> dict:
+    return {"type": "object", "properties": props,
+            "required": list(props if required is None else required)}
+
+
+def schemas() -> dict:
+    codes = sorted(ERROR_CODES)
+    types = sorted({kind for _, kind in ERROR_CODES.values()})
+    error_obj = _obj({"type": {"type": "string", "enum": types},
+                      "code": {"type": "string", "enum": codes}, "message": _STR,
+                      "param": _NSTR, "doc_url": {"type": ["string", "null"], "format": "uri"},
+                      "request_id": _STR}, ("type", "code", "message"))
+    bands = _obj({b: _NUM for b in BANDS})
+    analysis_props = {
+        "object": {"const": "analysis"}, "id": _UUID,
+        "status": {"enum": ["processing", "complete", "failed"]},
+        "diagnosis_status": {"enum": ["pending", "ready"]}, "livemode": {"type": "boolean"},
+        "external_id": _NSTR, "file_name": _STR,
+        "mastering_status": {"enum": ["pre-master", "master"]},
+        "created_at": _DT, "completed_at": {"type": ["string", "null"], "format": "date-time"},
+        "duration_seconds": _NUM, "score": _SCORE,
+        "grade": _obj({"letter": {"enum": ["A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-",
+                                           "D+", "D", "D-", "F"]}, "label": _STR}),
+        "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
+                                            "frequency_balance", "energy", "structure")}),
+        "tempo": _obj({"bpm": _NUM, "regularity": _NUM}),
+        "key": {"oneOf": [_obj({"key": _STR, "scale": _STR, "camelot": _STR,
+                                "confidence": _NUM}), {"type": "null"}]},
+        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM}),
+        "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
+                           "centroid_hz": _NUM, "score": _SCORE}),
+        "mix": _obj({**{k: _NUM for k in ("loudness_lufs", "dynamic_range_db",
+                                         "dynamic_complexity", "crest_factor_db", "peak_dbfs",
+                                         "stereo_width", "stereo_correlation",
+                                         "clipping_pct")}, "score": _SCORE}),
+        "structure": _obj({"sections": {"type": "array", "items": _obj({
+            "start": _NUM, "end": _NUM,
+            "label": {"enum": ["intro", "buildup", "drop", "breakdown", "outro"]},
+            "energy": _SCORE})}, "score": _SCORE}),
+        "danceability": _obj({"breakdown": _obj({k: _SCORE for k in (
+            "tempo_fitness", "beat_strength", "rhythmic_energy", "bass_presence",
+            "groove_clarity", "engine_dance")}), "score": _SCORE}),
+        "energy": _obj({"score": _SCORE, "rms_mean": _NUM, "onset_rate": _NUM}),
+        "diagnosis": _obj({"status": {"enum": ["pending", "ready"]}, "summary": _STR,
+                           "frequency": _NSTR, "mix": _NSTR, "danceability": _NSTR}),
+        "feedback": {"type": "array", "items": _obj({"type": {"enum": ["warn", "tip", "pass"]},
+                                                     "category": _STR, "text": _STR})},
+        "error": _ref("ErrorObject"),
+    }
+    return {
+        "ErrorObject": error_obj,
+        "Error": _obj({"error": _ref("ErrorObject")}),
+        "FrequencyBands": bands,
+        "Analysis": {**_obj(analysis_props, (
+            "object", "id", "status", "diagnosis_status", "livemode", "external_id",
+            "file_name", "mastering_status", "created_at", "completed_at")),
+            "description": "Score fields are present only when status is complete; error "
+                           "only when status is failed."},
+        "AnalysisCreate": {**_obj({"file_name": {"type": "string", "minLength": 1,
+                                                 "maxLength": 255},
+                                   "mastering_status": {"enum": ["pre-master", "master"],
+                                                        "default": "pre-master"},
+                                   "external_id": {"type": ["string", "null"],
+                                                   "maxLength": 255}}, ("file_name",)),
+                           "additionalProperties": False},
+        "UploadTarget": _obj({"url": {"type": "string", "format": "uri"},
+                              "method": {"const": "POST"}, "field": _STR, "token": _STR,
+                              "expires_in": _int(1)}),
+        "AnalysisAccepted": _obj({"object": {"const": "analysis"}, "id": _UUID,
+                                  "status": {"const": "processing"},
+                                  "diagnosis_status": {"const": "pending"},
+                                  "livemode": {"type": "boolean"}, "external_id": _NSTR,
+                                  "credits_remaining": _int(0),
+                                  "upload": _ref("UploadTarget")},
+                                 ("object", "id", "status", "diagnosis_status", "livemode",
+                                  "external_id", "upload")),
+        "AnalysisStatus": _obj({"object": {"const": "analysis.status"}, "id": _UUID,
+                                "status": {"enum": ["processing", "complete", "failed"]},
+                                "diagnosis_status": {"enum": ["pending", "ready"]},
+                                "livemode": {"type": "boolean"}}),
+        "AnalysisList": _obj({"object": {"const": "list"},
+                              "data": {"type": "array", "items": _ref("Analysis")},
+                              "has_more": {"type": "boolean"}, "next_cursor": _NSTR}),
+        "GenreProfile": _obj({"key": _STR, "name": _STR,
+                              "bpm_range": {"type": "array", "items": _NUM, "minItems": 2,
+                                            "maxItems": 2},
+                              "ideal_bands": _ref("FrequencyBands"), "family": _STR},
+                             ("key", "name", "bpm_range", "ideal_bands")),
+        "GenreList": _obj({"object": {"const": "list"},
+                           "data": {"type": "array", "items": _ref("GenreProfile")}}),
+        "UploadReceived": _obj({"object": {"const": "upload"}, "analysis_id": _UUID,
+                                "status": {"const": "processing"},
+                                "bytes_received": _int(0)}),
+    }
+
+
+def _json(schema: dict, description: str) -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: str) -> dict:
+    out: dict = {}
+    for code in codes:
+        status = str(ERROR_CODES[code][0])
+        entry = out.setdefault(status, _json(_ref("Error"), "error; see `error.code`"))
+        entry.setdefault("x-error-codes", []).append(code)
+    return out
+
+
+def _op(op_id: str, summary: str, ok: tuple[str, dict], codes: tuple[str, ...], *,
+        auth: bool = True, params: list | None = None, body: dict | None = None,
+        headers: dict | None = None) -> dict:
+    status, response = ok
+    if headers:
+        response = {**response, "headers": headers}
+    op = {"operationId": op_id, "summary": summary,
+          "responses": {status: response, **_errors(*((AUTH_CODES if auth else ())
+                                                      + codes))},
+          "x-error-codes": list(dict.fromkeys((AUTH_CODES if auth else ()) + codes))}
+    if not auth:
+        op["security"] = []
+    if params:
+        op["parameters"] = params
+    if body:
+        op["requestBody"] = body
+    return op
+
+
+def _param(name: str, where: str, schema: dict, *, required: bool = False,
+           description: str = "") -> dict:
+    return {"name": name, "in": where, "required": required or where == "path",
+            "schema": schema, "description": description}
+
+
+_ID = _param("analysis_id", "path", _UUID, description="the analysis id")
+_INT_HEADER = {"schema": {"type": "integer"}}
+_RATE_HEADERS = {"X-RateLimit-Limit": _INT_HEADER, "X-RateLimit-Remaining": _INT_HEADER,
+                 "X-RateLimit-Reset": _INT_HEADER, "X-Request-Id": {"schema": _STR}}
+
+
+def paths() -> dict:
+    return {
+        "/analyses": {
+            "post": _op(
+                "createAnalysis", "Create an analysis; answers the upload target",
+                ("202", _json(_ref("AnalysisAccepted"), "accepted; upload the bytes next")),
+                ("parameter_missing", "parameter_invalid", "parameter_unknown", "invalid_json",
+                 "request_too_large", "insufficient_credits", "idempotency_key_reused",
+                 "idempotency_request_in_progress", "too_many_in_flight",
+                 "daily_quota_exceeded", "engine_at_capacity", "api_error"),
+                params=[_param("Idempotency-Key", "header", {"type": "string", "maxLength": 255},
+                               required=True)],
+                body={"required": True, "content": {"application/json": {
+                    "schema": _ref("AnalysisCreate")}}},
+                headers={**_RATE_HEADERS, "X-Credits-Remaining": _INT_HEADER,
+                         "Idempotent-Replayed": {"schema": {"const": "true"}}}),
+            "get": _op(
+                "listAnalyses", "List the caller's analyses, newest first",
+                ("200", _json(_ref("AnalysisList"), "one page")),
+                ("parameter_invalid", "parameter_unknown"),
+                params=[_param("limit", "query", {**_int(1, 100), "default": 20}),
+                        _param("starting_after", "query", _UUID),
+                        _param("ending_before", "query", _UUID)],
+                headers=_RATE_HEADERS),
+        },
+        "/analyses/{analysis_id}": {"get": _op(
+            "getAnalysis", "Read an analysis", ("200", _json(_ref("Analysis"), "the analysis")),
+            ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS)},
+        "/analyses/{analysis_id}/status": {"get": _op(
+            "getAnalysisStatus", "Poll an analysis's state",
+            ("200", _json(_ref("AnalysisStatus"), "the state")),
+            ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS)},
+        "/uploads/{analysis_id}": {"post": {**_op(
+            "uploadAudio", "Send the audio bytes (the upload step)",
+            ("200", _json(_ref("UploadReceived"), "received; the analysis runs")),
+            ("upload_token_invalid", "upload_incomplete", "file_too_large", "file_rejected",
+             "unprocessable_audio", "engine_at_capacity", "engine_error",
+             "service_unavailable"), auth=False, params=[_ID],
+            body={"required": True, "content": {"multipart/form-data": {"schema": _obj(
+                {"file": {"type": "string", "contentMediaType": "application/octet-stream"}})}}}),
+            "security": [{"uploadToken": []}]}},
+        "/genres": {"get": _op("listGenres", "The genre profiles",
+                               ("200", _json(_ref("GenreList"), "11 families, then labels")),
+                               ("parameter_unknown",), headers=_RATE_HEADERS)},
+        "/embed/{analysis_id}": {"get": _op(
+            "embedBadge", "Public score badge (HTML/SVG)",
+            ("200", {"description": "the badge", "content": {"text/html": {"schema": _STR}}}),
+            ("parameter_invalid", "not_found", "service_unavailable"), auth=False,
+            params=[_ID, _param("theme", "query", {"enum": ["dark", "light"], "default": "dark"}),
+                    _param("size", "query", {"enum": ["sm", "md"], "default": "md"})])},
+        "/openapi.json": {"get": _op(
+            "openapiDocument", "This document",
+            ("200", {"description": "OpenAPI 3.1", "content": {"application/json": {
+                "schema": {"type": "object"}}}}), (), auth=False)},
+    }
+
+
+def document(server_url: str = "/v1") -> dict:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "trackgrade Track Analysis API", "version": VERSION,
+                 "description": "Analyze electronic-music tracks: score, grade, metrics and "
+                                "feedback. Every error body is {\"error\": {...}} (see Error); "
+                                "every response carries X-Request-Id."},
+        "servers": [{"url": server_url}],
+        "security": [{"apiKey": []}],
+        "paths": paths(),
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {
+                "apiKey": {"type": "http", "scheme": "bearer",
+                           "description": "svc_live_… or svc_test_… API key"},
+                "uploadToken": {"type": "http", "scheme": "bearer",
+                                "description": "the short-lived upload.token of a submission"},
+            },
+        },
+        "x-all-error-codes": sorted({c for item in paths().values() for op in item.values()
+                                     for c in op["x-error-codes"]} | {"route_not_found",
+                                                                      "method_not_allowed"}),
+    }

@@ -1,0 +1,12 @@
+"""The v1 routes, one module per resource; `register(app, ctx)` mounts them all."""
+
+from __future__ import annotations
+
+PREFIX = "/v1"
+
+
+def register(app, ctx) -> None:
+    from trackgrade.server.routes import analyses, embed, genres, openapi, uploads
+
+    for module in (analyses, uploads, genres, embed, openapi):
+        app.register_blueprint(module.blueprint(ctx), url_prefix=PREFIX)

@@ -1,0 +1,113 @@
+"""What every route shares: authentication + the rate window, JSON bodies,
+query parameters and absolute URLs."""
+
+from __future__ import annotations
+
+import functools
+import json
+import uuid
+
+from flask import g, request
+
+from trackgrade.errors import TrackgradeError
+from trackgrade.server.auth import authenticate
+from trackgrade.server.lifecycle import Caller
+
+
+def authenticated(ctx):
+    """Decorator: 401/403 from the key, 429 from the minute window; the
+    caller lands in `g.caller`, the window state in `g.rate_state` (the app
+    adds the X-RateLimit headers to every response of the request)."""
+    def wrap(view):
+        @functools.wraps(view)
+        def inner(*args, **kwargs):
+            caller = authenticate(ctx.store, request.headers.get("Authorization"), ctx.settings)
+            g.caller = caller
+            g.rate_state = ctx.window.hit(caller.key_id, caller.per_minute)
+            return view(caller, *args, **kwargs)
+        return inner
+    return wrap
+
+
+def current_caller() -> Caller:
+    return g.caller
+
+
+def read_json_object(limit: int) -> dict:
+    """The request body as a JSON object: 413 `request_too_large` over
+    `limit` bytes, 400 `invalid_json` for anything that is not one object."""
+    length = request.content_length
+    if length is not None and length > limit:
+        raise TrackgradeError("request_too_large", f"JSON bodies may be at most {limit} bytes "
+                              f"(given {length})")
+    raw = request.stream.read(limit + 1)
+    if len(raw) > limit:
+        raise TrackgradeError("request_too_large", f"JSON bodies may be at most {limit} bytes")
+    if not raw.strip():
+        raise TrackgradeError("invalid_json", "the request body is empty; send a JSON object")
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
+                          object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise TrackgradeError("invalid_json", f"the body is not valid JSON: {_reason(exc)}") \
+            from None
+    if not isinstance(body, dict):
+        raise TrackgradeError("invalid_json", "the body must be a JSON object, given "
+                              f"{type(body).__name__ if body is not None else 'null'}")
+    return body
+
+
+def _no_duplicates(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the field {duplicate!r} appears twice")
+    return out
+
+
+def _no_constants(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8"
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    return str(exc)
+
+
+def reject_unknown(body: dict, allowed: tuple[str, ...]) -> None:
+    for name in body:
+        if name not in allowed:
+            raise TrackgradeError("parameter_unknown", f"unknown field {name!r}; accepted: "
+                                  + ", ".join(allowed), param=name)
+
+
+def reject_unknown_query(allowed: tuple[str, ...]) -> None:
+    for name in request.args:
+        if name not in allowed:
+            raise TrackgradeError("parameter_unknown", f"unknown query parameter {name!r}"
+                                  + (f"; accepted: {', '.join(allowed)}" if allowed else ""),
+                                  param=name)
+
+
+def single_query(name: str) -> str | None:
+    values = request.args.getlist(name)
+    if len(values) > 1:
+        raise TrackgradeError("parameter_invalid", f"{name} given more than once", param=name)
+    return values[0] if values else None
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value.lower() and len(value) == 36
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def base_url(ctx) -> str:
+    """scheme://host[:port] of the service as clients see it."""
+    configured = ctx.settings.public_base_url.rstrip("/")
+    return configured or request.host_url.rstrip("/")

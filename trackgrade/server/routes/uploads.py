@@ -1,0 +1,131 @@
+"""The upload step (spec 4.7): POST {upload_url} with the bearer upload token
+and the bytes in the multipart field announced in `upload.field`.
+
+The bytes stay in memory from the socket to the worker: waitress buffers the
+body in memory (`inbuf_overflow` above the largest body, serve.py), the form
+parser writes file parts to a BytesIO (`InMemoryRequest`), and the job hands
+the bytes to the worker process through the pool's pipe.
+
+Before the token is consumed: 401 `upload_token_invalid` for a bad, expired
+or used token (nothing changes), 503 `engine_at_capacity` when the engine
+queue is full (the token stays valid: retry). After that every failure --
+`upload_incomplete` (no field, broken multipart), `file_too_large`,
+`file_rejected`, `unprocessable_audio` (header checks: the engine's `probe`)
+-- fails the analysis with the error embedded and the credit restored.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from flask import Blueprint, request
+from werkzeug.exceptions import HTTPException
+
+from trackgrade.errors import TrackgradeError
+from trackgrade.server.auth import bearer
+from trackgrade.server.envelope import json_response
+from trackgrade.server.lifecycle import UPLOAD_FIELD
+from trackgrade.server.routes.common import is_uuid
+from trackgrade.server.worker import Job
+
+MULTIPART_OVERHEAD = 64 * 1024
+# the codes a `_fail_<code>` test-mode file name fails with at the upload step
+UPLOAD_STEP_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio")
+
+
+def read_upload(max_bytes: int) -> bytes:
+    """The bytes of the announced multipart field, or 400/413."""
+    length = request.content_length
+    if length is not None and length > max_bytes + MULTIPART_OVERHEAD:
+        raise TrackgradeError("file_too_large", f"the upload is {length} bytes; files may be at "
+                              f"most {max_bytes} bytes")
+    if request.mimetype != "multipart/form-data":
+        raise TrackgradeError("upload_incomplete", "send the bytes as multipart/form-data in "
+                              f"the field {UPLOAD_FIELD!r}", param=UPLOAD_FIELD)
+    try:
+        part = request.files.get(UPLOAD_FIELD)
+    except HTTPException as exc:     # e.g. too many parts
+        raise TrackgradeError("upload_incomplete", f"the multipart form could not be read "
+                              f"({exc.description})", param=UPLOAD_FIELD) from None
+    if part is None:
+        raise TrackgradeError("upload_incomplete", f"the multipart file part {UPLOAD_FIELD!r} "
+                              "is missing or the form is incomplete (send it as a file part, "
+                              f"e.g. curl -F {UPLOAD_FIELD}=@track.wav)", param=UPLOAD_FIELD)
+    data = part.stream.getvalue()
+    part.stream.close()
+    return data
+
+
+def check_audio(data: bytes, file_name: str, max_bytes: int) -> None:
+    """Header-level checks (no decoding): format, size, codec, duration."""
+    from trackgrade.engine.decode import probe
+
+    if len(data) > max_bytes:
+        raise TrackgradeError("file_too_large", f"the file is {len(data)} bytes; files may be "
+                              f"at most {max_bytes} bytes")
+    probe(data, file_name=file_name)
+
+
+def check_test_upload(data: bytes, file_name: str, max_bytes: int) -> None:
+    """Test mode: the bytes are never decoded; `_fail_<code>` names fail here
+    for the codes the live upload step answers itself."""
+    from trackgrade import testmode
+
+    if len(data) > max_bytes:
+        raise TrackgradeError("file_too_large", f"the file is {len(data)} bytes; files may be "
+                              f"at most {max_bytes} bytes")
+    code = testmode.failure_code(file_name)
+    if code in UPLOAD_STEP_CODES:
+        raise TrackgradeError(code, testmode.FAILURE_MESSAGES[code])
+
+
+def check_room(executor) -> None:
+    """503 before the token is spent: the client retries with the same token."""
+    if not executor.has_room():
+        raise TrackgradeError("engine_at_capacity", "the analysis engine is at capacity; "
+                              "retry the upload with the same token shortly",
+                              headers={"Retry-After": "5"})
+
+
+def blueprint(ctx) -> Blueprint:
+    bp = Blueprint("uploads", __name__)
+    settings = ctx.settings
+    submit_lock = threading.Lock()
+
+    @bp.post("/uploads/<analysis_id>")
+    def upload(analysis_id: str):
+        token = bearer(request.headers.get("Authorization"))
+        if not is_uuid(analysis_id):
+            raise TrackgradeError("upload_token_invalid", "the upload token is missing, invalid, "
+                                  "expired or already used; submit the analysis again")
+        row = ctx.lifecycle.upload_row(analysis_id, token)
+        livemode = bool(row["livemode"])
+        executor = ctx.executor_for(livemode)
+        check_room(executor)
+        try:
+            data = read_upload(settings.max_upload_bytes)
+            if livemode:
+                check_audio(data, row["file_name"], settings.max_upload_bytes)
+            else:
+                check_test_upload(data, row["file_name"], settings.max_upload_bytes)
+        except TrackgradeError as err:
+            # only the holder of a valid token gets here; the analysis fails for good
+            ctx.lifecycle.reject_upload(analysis_id, token, err.code, err.message)
+            raise
+        with submit_lock:           # room, token and job: one step for concurrent uploads
+            check_room(executor)
+            ctx.lifecycle.accept_upload(analysis_id, token, len(data))
+            job = Job(analysis_id=analysis_id, file_name=row["file_name"],
+                      mastering_status=row["mastering_status"], data=data,
+                      test_mode=not livemode)
+            try:
+                executor.submit(job, ctx.lifecycle)
+            except TrackgradeError as err:
+                ctx.lifecycle.fail(analysis_id, "engine_error", err.message)
+                raise
+        size = len(data)
+        del data, job
+        return json_response({"object": "upload", "analysis_id": analysis_id,
+                              "status": "processing", "bytes_received": size}, 200)
+
+    return bp

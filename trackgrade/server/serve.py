@@ -1,0 +1,187 @@
+"""`trackgrade serve` on waitress, configured so audio stays in memory.
+
+- `inbuf_overflow` above the largest accepted body and `max_request_body_size`
+  at it: waitress never spools a request body to a temporary file (it would
+  above its default 512 KB). Memory: an upload is held once by waitress and
+  once by the form parser while the request runs (about 2x the file; at most
+  `threads` requests at a time); `outbuf_overflow` is raised too so no
+  response is spooled either.
+- waitress's own framing errors (malformed HTTP, bodies over the limit,
+  oversized headers) answer with our envelope and an X-Request-Id, through
+  `EnvelopeErrorTask`, instead of waitress's plain-text page.
+
+`build_server(app, settings)` returns a waitress server (bound, not yet
+running); `start_in_thread` runs one in a background thread (tests and
+benchmarks); `run(settings)` is the command.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+
+from waitress.channel import HTTPChannel
+from waitress.server import create_server
+from waitress.task import ErrorTask
+
+from trackgrade.config import Settings
+from trackgrade.server.envelope import error_body, new_request_id
+from trackgrade.server.routes.uploads import MULTIPART_OVERHEAD
+
+log = logging.getLogger("trackgrade.server")
+
+OUTBUF_OVERFLOW = 64 * 1024 * 1024
+RECV_BYTES = 256 * 1024      # fewer, larger socket reads for multi-MB uploads
+UPLOADS = "/v1/uploads/"
+# request threads share one GIL: hand it over sooner than the default 5 ms so
+# a short request waiting behind a long one (a 100-row list) is not held up
+SWITCH_INTERVAL_S = 0.001
+
+# waitress error status -> our code (status follows from the code)
+_WAITRESS_CODES = {400: "parameter_invalid", 413: "request_too_large", 431: "request_too_large",
+                   501: "parameter_invalid"}
+
+
+class EnvelopeErrorTask(ErrorTask):
+    """waitress's framing errors as our envelope (with X-Request-Id)."""
+
+    def execute(self):
+        from trackgrade.errors import ERROR_CODES
+
+        error = self.request.error
+        code = _WAITRESS_CODES.get(error.code, "api_error")
+        path = self.request.path or ""
+        if code == "request_too_large" and error.code == 413 and path.startswith(UPLOADS):
+            code = "file_too_large"
+            hook = getattr(self.channel.server, "trackgrade_oversize", None)
+            if hook is not None:
+                hook(path[len(UPLOADS):], self.request.headers.get("AUTHORIZATION"))
+        status = ERROR_CODES[code][0]
+        request_id = new_request_id()
+        docs_url = getattr(self.channel.server, "trackgrade_docs_url", None)
+        message = f"{error.reason}: {error.body}".strip().rstrip(":")
+        body = json.dumps(error_body(code, message, request_id=request_id,
+                                     docs_url=docs_url)).encode("utf-8")
+        reason = {400: "Bad Request", 413: "Content Too Large", 500: "Internal Server Error"}
+        self.status = f"{status} {reason.get(status, 'Error')}"
+        self.response_headers.extend([("Content-Type", "application/json"),
+                                      ("X-Request-Id", request_id)])
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class EnvelopeChannel(HTTPChannel):
+    error_task_class = EnvelopeErrorTask
+
+
+def adjustments(settings: Settings) -> dict:
+    body_limit = settings.max_upload_bytes + MULTIPART_OVERHEAD
+    return {"threads": settings.threads, "inbuf_overflow": body_limit + 1,
+            "max_request_body_size": body_limit + 1, "outbuf_overflow": OUTBUF_OVERFLOW,
+            "ident": "trackgrade", "channel_timeout": 60, "expose_tracebacks": False,
+            "recv_bytes": RECV_BYTES}
+
+
+def build_server(app, settings: Settings, *, host: str | None = None, port: int | None = None):
+    server = create_server(app, host=host or settings.host,
+                           port=settings.port if port is None else port,
+                           **adjustments(settings))
+    server.channel_class = EnvelopeChannel
+    server.trackgrade_docs_url = settings.docs_url or None
+    server.trackgrade_oversize = _oversize_hook(app, settings)
+    return server
+
+
+def _oversize_hook(app, settings: Settings):
+    """An upload body over waitress's limit never reaches the app; the token's
+    holder still gets the analysis failed (file_too_large, credit restored)."""
+    ctx = app.extensions.get("trackgrade") if hasattr(app, "extensions") else None
+    if ctx is None:
+        return None
+
+    def fail(analysis_id: str, authorization: str | None) -> None:
+        from trackgrade.errors import TrackgradeError
+        from trackgrade.server.auth import bearer
+
+        token = bearer(authorization)
+        if not token:
+            return
+        try:
+            ctx.lifecycle.reject_upload(
+                analysis_id, token, "file_too_large", f"the upload is larger than "
+                f"{settings.max_upload_bytes} bytes, the largest file accepted")
+        except TrackgradeError:
+            pass            # not a valid token: nothing to fail
+        except Exception:  # noqa: BLE001 - never break the error answer
+            log.exception("failing an oversized upload failed")
+    return fail
+
+
+@dataclass
+class RunningServer:
+    server: object
+    thread: threading.Thread
+    url: str
+
+    def stop(self) -> None:
+        """Finish running requests, then close every connection from inside
+        the loop thread (its trigger), which ends the loop."""
+        from waitress import wasyncore
+
+        server = self.server
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+        try:
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        except OSError:
+            pass
+        self.thread.join(timeout=10)
+
+
+def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
+                    port: int = 0) -> RunningServer:
+    """Serve `app` on a background thread (port 0: a free port)."""
+    server = build_server(app, settings, host=host, port=port)
+    thread = threading.Thread(target=server.run, name="trackgrade-waitress", daemon=True)
+    thread.start()
+    return RunningServer(server, thread, f"http://{host}:{server.effective_port}")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(settings: Settings) -> None:
+    """The `trackgrade serve` command: build, bind, recover, serve until
+    interrupted (SIGINT/SIGTERM); in-flight work is recovered on the next start."""
+    from trackgrade.server.app import context, create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    app = create_app(settings)
+    ctx = context(app)
+    server = None
+    try:
+        server = build_server(app, settings)       # bind before touching any work
+        ctx.start()
+        gc.collect()
+        gc.freeze()         # the loaded store is long-lived: keep it out of GC passes
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        signal.signal(signal.SIGTERM, _interrupt)
+        log.info("trackgrade serving on http://%s:%s (data %s, %d worker%s%s)",
+                 settings.host, server.effective_port, settings.data_dir, settings.workers,
+                 "" if settings.workers == 1 else "s",
+                 ", MAINTENANCE" if settings.maintenance else "")
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.info("trackgrade stopping")
+        if server is not None:
+            server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+        ctx.close(wait=False)
+        ctx.store.close()
