@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from server_harness import start, wav_bytes  # noqa: E402
 
-from trackgrade.server import admin  # noqa: E402
+from trackgrade.server import accounts, admin  # noqa: E402
 from trackgrade.server.documents import SERVER_FIELDS  # noqa: E402
 from trackgrade.server.worker import Job, ThreadExecutor  # noqa: E402
 
@@ -429,6 +429,25 @@ def test_list_pages_newest_first_with_cursors():
         everything = s.request("GET", "/v1/analyses", key=key).json
         assert [d["id"] for d in everything["data"]] == newest_first
         assert everything["has_more"] is False
+    finally:
+        s.stop()
+
+
+def test_list_shows_the_calling_keys_analyses_and_get_the_accounts():
+    """Spec 4.2 lists "the analyses created by the calling key"; by id, an
+    analysis is visible to every key of its account (4.3: only other
+    accounts' ids are a 404)."""
+    s = start(test_in_flight=20)
+    try:
+        first, account = s.key("test")
+        second, _doc = accounts.create_key(s.store, account, mode="test", clock=s.clock)
+        mine = s.submit(first, "mine.wav").json["id"]
+        theirs = s.submit(second, "theirs.wav").json["id"]
+        listed = s.request("GET", "/v1/analyses", key=first).json
+        assert [d["id"] for d in listed["data"]] == [mine]
+        assert s.request("GET", f"/v1/analyses/{theirs}", key=first).status == 200
+        reply = s.request("GET", f"/v1/analyses?starting_after={theirs}", key=first)
+        assert reply.status == 400 and reply.error["param"] == "starting_after"
     finally:
         s.stop()
 

@@ -232,6 +232,21 @@ def test_list_analyses_rejects_foreign_and_unknown_cursors(store):
     assert err.value.param == "ending_before"
 
 
+def test_list_analyses_by_key_pages_only_that_keys_analyses(store):
+    docs = [analysis(i, key="key_a" if i % 3 else "key_b") for i in range(30)]
+    put_all(store, "analyses", docs)
+    mine = [d["id"] for d in sorted((d for d in docs if d["key_id"] == "key_b"),
+                                    key=lambda d: (d["created_at"], d["id"]), reverse=True)]
+    rows, has_more = store.list_analyses("acct_a", True, 4, key_id="key_b")
+    assert [r["id"] for r in rows] == mine[:4] and has_more
+    rows, has_more = store.list_analyses("acct_a", True, 20, key_id="key_b",
+                                         starting_after=rows[-1]["id"])
+    assert [r["id"] for r in rows] == mine[4:] and not has_more
+    with pytest.raises(TrackgradeError) as err:              # another key's analysis is no cursor
+        store.list_analyses("acct_a", True, 5, key_id="key_b", starting_after="an_00001")
+    assert err.value.param == "starting_after"
+
+
 def test_counts_follow_status_and_time(store):
     docs = [analysis(i, created=f"2026-11-2{i % 3}T12:00:00.{i:06d}Z") for i in range(12)]
     put_all(store, "analyses", docs)

@@ -141,7 +141,8 @@ def blueprint(ctx) -> Blueprint:
                 raise TrackgradeError("parameter_invalid", f"{name} must be an analysis id",
                                       param=name)
         rows, has_more = ctx.store.list_analyses(caller.account_id, caller.livemode, limit,
-                                                 starting_after=after, ending_before=before)
+                                                 starting_after=after, ending_before=before,
+                                                 key_id=caller.key_id)
         cursor = json.dumps(rows[-1]["id"] if has_more and rows else None)
         body = b"".join((b'{"object":"list","data":[',
                          ",".join(documents.document_text(row) for row in rows).encode(),

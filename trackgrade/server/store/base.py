@@ -174,12 +174,15 @@ class Store(Protocol):
 
     def list_analyses(self, account_id: str, livemode: bool, limit: int = 20, *,
                       starting_after: str | None = None,
-                      ending_before: str | None = None) -> tuple[list[Doc], bool]:
-        """One page of an account's analyses of one mode, newest first by
-        (created_at, id), and whether more exist beyond the page in the
-        paging direction (older for `starting_after`/no cursor, newer for
-        `ending_before`). Cursors are analysis ids of the same account and
-        mode; unknown ones raise TrackgradeError("parameter_invalid")."""
+                      ending_before: str | None = None,
+                      key_id: str | None = None) -> tuple[list[Doc], bool]:
+        """One page of an account's analyses of one mode (only those created
+        by `key_id` when given: spec 4.2 lists "the analyses created by the
+        calling key"), newest first by (created_at, id), and whether more
+        exist beyond the page in the paging direction (older for
+        `starting_after`/no cursor, newer for `ending_before`). Cursors are
+        analysis ids of the same account, mode (and key); unknown ones raise
+        TrackgradeError("parameter_invalid")."""
 
     def count_analyses_since(self, key_id: str, since_iso: str) -> int:
         """Analyses the key created at or after `since_iso` (daily quota:

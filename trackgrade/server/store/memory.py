@@ -371,16 +371,28 @@ class MemoryStore:
 
     def list_analyses(self, account_id: str, livemode: bool, limit: int = 20, *,
                       starting_after: str | None = None,
-                      ending_before: str | None = None) -> tuple[list[Doc], bool]:
-        partition = (account_id, bool(livemode))
+                      ending_before: str | None = None,
+                      key_id: str | None = None) -> tuple[list[Doc], bool]:
+        owner = (account_id, bool(livemode))
+        index, partition = (("analyses.by_key", (key_id,)) if key_id is not None
+                            else ("analyses.by_owner", owner))
+
+        def cursor(doc_id: str, param: str) -> tuple:
+            meta = state.meta["analyses"].get(doc_id)
+            if (meta is None or (meta.get("account_id"), meta.get("livemode")) != owner
+                    or (key_id is not None and meta.get("key_id") != key_id)):
+                raise TrackgradeError("parameter_invalid", f"No such analysis: {doc_id!r}",
+                                      param=param)
+            return _order_key(INDEX_BY_NAME[index], meta)
+
         with self._reading() as state:
-            rows = state.keys("analyses.by_owner", partition)
+            rows = state.keys(index, partition)
             if starting_after is not None:
-                end = bisect_left(rows, _cursor_key(state, partition, starting_after, "starting_after"))
+                end = bisect_left(rows, cursor(starting_after, "starting_after"))
                 start = max(0, end - limit)
                 picked, has_more = rows[start:end], start > 0
             elif ending_before is not None:
-                start = bisect_right(rows, _cursor_key(state, partition, ending_before, "ending_before"))
+                start = bisect_right(rows, cursor(ending_before, "ending_before"))
                 picked, has_more = rows[start:start + limit], start + limit < len(rows)
             else:
                 start = max(0, len(rows) - limit)
@@ -425,10 +437,3 @@ class MemoryStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _cursor_key(state: State, partition: tuple, doc_id: str, param: str) -> tuple:
-    meta = state.meta["analyses"].get(doc_id)
-    if meta is None or (meta.get("account_id"), meta.get("livemode")) != partition:
-        raise TrackgradeError("parameter_invalid", f"No such analysis: {doc_id!r}", param=param)
-    return _order_key(INDEX_BY_NAME["analyses.by_owner"], meta)
