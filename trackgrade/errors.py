@@ -24,7 +24,6 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "upload_token_invalid": (401, "authentication_error"),
     "insufficient_credits": (402, "invalid_request_error"),
     "not_eligible": (403, "permission_error"),
-    "embedding_disabled": (403, "permission_error"),
     "not_found": (404, "invalid_request_error"),
     "route_not_found": (404, "invalid_request_error"),
     "method_not_allowed": (405, "invalid_request_error"),

@@ -1,0 +1,37 @@
+"""The README documents what users type and match on: a test fails when a
+setting, an error code or a command is missing from it."""
+
+from pathlib import Path
+
+import typer.main
+
+from trackgrade.cli import app
+from trackgrade.config import SETTINGS
+from trackgrade.errors import ERROR_CODES
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_setting_is_documented_with_its_environment_variable():
+    for setting in SETTINGS:
+        assert f"`{setting.env}`" in README, setting.env
+        assert f"`{setting.name}`" in README, setting.name
+
+
+def test_every_error_code_is_documented_with_its_status():
+    for code, (status, kind) in ERROR_CODES.items():
+        assert f"| `{code}` | {status} | `{kind}` |" in README, code
+
+
+def test_every_top_level_command_is_named():
+    for name in typer.main.get_command(app).commands:
+        assert f"trackgrade {name}" in README, name
+
+
+def test_the_two_commands_are_the_ones_ci_runs():
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
+                    ".venv/bin/python -m pytest -q")
+    assert test_command in README and test_command in ci
+    assert "trackgrade analyze fixtures/demo.mp3" in README
+    assert (Path(__file__).resolve().parents[1] / "fixtures" / "demo.mp3").is_file()
