@@ -7,6 +7,13 @@ Two resolutions serve every spectral feature:
 * `long_spectrum`: ~1.5 s Hann frames (65536 at 44.1 kHz) with 50 % overlap,
   the power summed over channels. Band balance, centroid and chroma; its
   resolution (0.67 Hz) separates semitones down to the sub-bass.
+
+`short_reduced` computes the short STFT without keeping it: each chunk of
+frames is reduced at once to what the rhythm and structure stages read (sums
+of power over bin segments, a range of raw bins), declared up front as
+`Reduction`s. The values are bit-identical to reducing `short_stft`'s power,
+without writing and re-reading the (frames, bins) array (~100 MB for 5
+minutes). `segment_sums` and `bin_power` read either form.
 """
 
 from __future__ import annotations
@@ -33,6 +40,62 @@ class Spectrogram:
         return (np.arange(n) * self.hop_s + 0.5 * self.n_fft / self.sample_rate)
 
 
+@dataclass(frozen=True)
+class Reduction:
+    """What to keep of each `step`-th frame: `starts` given -> power summed over
+    the bin segments [starts[i], starts[i+1]) and [starts[-1], bins) (the
+    segments of np.add.reduceat); else the raw power of bins [lo, hi)."""
+    starts: tuple[int, ...] = ()
+    lo: int = 0
+    hi: int = 0
+    step: int = 1
+
+    def apply(self, power: np.ndarray) -> np.ndarray:
+        """The reduction of a (frames, bins) power block whose first row is a kept frame."""
+        power = power[::self.step]
+        if self.starts:
+            return np.add.reduceat(power, np.asarray(self.starts), axis=1)
+        return power[:, self.lo:self.hi]
+
+
+@dataclass(frozen=True, eq=False)
+class ReducedSpectrogram:
+    """A spectrogram kept only as the `Reduction`s declared when computing it."""
+    parts: dict            # Reduction -> (kept frames, segments or bins) float32
+    freqs: np.ndarray      # (bins,) Hz of the full spectrum
+    hop_s: float
+    n_fft: int
+    sample_rate: int
+    n_frames: int
+
+    @property
+    def times(self) -> np.ndarray:
+        """Centre time of each frame in seconds, shape (frames,)."""
+        return np.arange(self.n_frames) * self.hop_s + 0.5 * self.n_fft / self.sample_rate
+
+
+ShortFrames = Spectrogram | ReducedSpectrogram     # what rhythm and structure accept
+
+
+def segment_sums(spec, starts, step: int = 1) -> np.ndarray:
+    """(frames[::step], len(starts)) power summed over the bin segments of
+    `starts` (see `Reduction`), from a `Spectrogram` or a `ReducedSpectrogram`."""
+    return _reduced(spec, Reduction(starts=tuple(int(b) for b in starts), step=step))
+
+
+def bin_power(spec, lo: int, hi: int, step: int = 1) -> np.ndarray:
+    """(frames[::step], hi - lo) power of bins [lo, hi), from either form."""
+    return _reduced(spec, Reduction(lo=int(lo), hi=int(hi), step=step))
+
+
+def _reduced(spec, reduction: Reduction) -> np.ndarray:
+    if isinstance(spec, ReducedSpectrogram):
+        if reduction not in spec.parts:
+            raise KeyError(f"{reduction} was not declared when reducing the spectrogram")
+        return spec.parts[reduction]
+    return reduction.apply(spec.power)
+
+
 def _pow2_for(seconds: float, sample_rate: int) -> int:
     return int(2 ** round(np.log2(seconds * sample_rate)))
 
@@ -50,37 +113,106 @@ def mono_mix(samples: np.ndarray, *, invert_second: bool = False) -> np.ndarray:
     return mono
 
 
-def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int = 512) -> np.ndarray:
-    """Power spectra of Hann frames of a 1-D float32 signal, (frames, n_fft//2+1).
-    The signal is zero-padded so at least one frame exists."""
+def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int):
+    """Yield (first frame, (m, n_fft//2+1) float32 power) for consecutive chunks
+    of Hann frames of a 1-D signal (zero-padded so one frame exists). The
+    power block is one reused buffer, valid until the next chunk; the frames
+    are windowed into a preallocated buffer that the FFT overwrites, so
+    nothing of the signal's size is allocated."""
     if x.shape[0] < n_fft:
         x = np.pad(x, (0, n_fft - x.shape[0]))
     frames = sliding_window_view(x, n_fft)[::hop]
+    n = frames.shape[0]
     window = np.hanning(n_fft).astype(np.float32)
-    out = np.empty((frames.shape[0], n_fft // 2 + 1), dtype=np.float32)
-    for i in range(0, frames.shape[0], chunk):
-        spec = scipy.fft.rfft(frames[i:i + chunk] * window, axis=1, workers=-1)
-        np.square(spec.real, out=out[i:i + chunk])
-        out[i:i + chunk] += np.square(spec.imag)
+    buf = np.empty((min(chunk, n), n_fft), dtype=np.float32)
+    power = np.empty((min(chunk, n), n_fft // 2 + 1), dtype=np.float32)
+    for i in range(0, n, chunk):
+        m = min(chunk, n - i)
+        np.multiply(frames[i:i + m], window, out=buf[:m])
+        spec = scipy.fft.rfft(buf[:m], axis=1, workers=workers, overwrite_x=True)
+        np.square(spec.real, out=power[:m])
+        power[:m] += np.square(spec.imag)
+        yield i, power[:m]
+
+
+def _frame_count(length: int, n_fft: int, hop: int) -> int:
+    return (max(length, n_fft) - n_fft) // hop + 1
+
+
+def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int, *,
+                  out: np.ndarray | None = None, workers: int = -1) -> np.ndarray:
+    """Power spectra of Hann frames of a 1-D float32 signal, (frames, n_fft//2+1),
+    added into `out` when given."""
+    if out is None:
+        out = np.empty((_frame_count(x.shape[0], n_fft, hop), n_fft // 2 + 1), dtype=np.float32)
+        for i, power in _power_chunks(x, n_fft, hop, chunk, workers):
+            out[i:i + power.shape[0]] = power
+    else:
+        for i, power in _power_chunks(x, n_fft, hop, chunk, workers):
+            out[i:i + power.shape[0]] += power
     return out
+
+
+def _short_grid(sample_rate: int) -> tuple[int, int]:
+    n_fft = _pow2_for(0.0929, sample_rate)
+    return n_fft, n_fft // 4
+
+
+def short_freqs(sample_rate: int) -> np.ndarray:
+    """(bins,) Hz of the short STFT at this rate."""
+    return np.fft.rfftfreq(_short_grid(sample_rate)[0], 1.0 / sample_rate)
+
+
+def short_stft_hop_s(sample_rate: int) -> float:
+    """Seconds between the short STFT's frames at this rate."""
+    return _short_grid(sample_rate)[1] / sample_rate
 
 
 def short_stft(mono: np.ndarray, sample_rate: int) -> Spectrogram:
     """Power STFT of the mono mix: ~93 ms frames, ~23 ms hop."""
-    n_fft = _pow2_for(0.0929, sample_rate)
-    hop = n_fft // 4
-    power = _framed_power(np.ascontiguousarray(mono, dtype=np.float32), n_fft, hop)
+    n_fft, hop = _short_grid(sample_rate)
+    power = _framed_power(np.ascontiguousarray(mono, dtype=np.float32), n_fft, hop, chunk=64)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)
 
 
-def long_spectrum(samples: np.ndarray, sample_rate: int) -> Spectrogram:
-    """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels."""
+def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpectrogram:
+    """The short STFT of the mono mix reduced chunk by chunk to `reductions`
+    (the same values as applying them to `short_stft(mono, rate).power`).
+    One FFT thread: it runs beside the loudness stage (see extract)."""
+    n_fft, hop = _short_grid(sample_rate)
+    x = np.ascontiguousarray(mono, dtype=np.float32)
+    n = _frame_count(x.shape[0], n_fft, hop)
+    chunk = 64          # a multiple of every step: each chunk starts on a kept frame
+    reductions = list(dict.fromkeys(reductions))
+    parts = {}
+    for r in reductions:
+        if chunk % r.step:
+            raise ValueError(f"frame step {r.step} does not divide the chunk of {chunk}")
+        width = len(r.starts) if r.starts else r.hi - r.lo
+        parts[r] = np.empty((-(-n // r.step), width), dtype=np.float32)
+    for i, power in _power_chunks(x, n_fft, hop, chunk, workers=1):
+        for r in reductions:
+            part = r.apply(power)
+            parts[r][i // r.step:i // r.step + part.shape[0]] = part
+    return ReducedSpectrogram(parts, np.fft.rfftfreq(n_fft, 1.0 / sample_rate),
+                              hop / sample_rate, n_fft, sample_rate, n)
+
+
+def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None) -> Spectrogram:
+    """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels.
+    With `executor` (a concurrent.futures executor) the channels after the
+    first are transformed there while the calling thread does the first."""
     n_fft = _pow2_for(1.486, sample_rate)
     hop = n_fft // 2
-    power = None
-    for ch in range(samples.shape[1]):
-        p = _framed_power(np.ascontiguousarray(samples[:, ch]), n_fft, hop, chunk=16)
-        power = p if power is None else power + p
+    # the frames are read straight from the strided channel columns (no copies)
+    later = [executor.submit(_framed_power, samples[:, ch], n_fft, hop, 16, workers=1)
+             for ch in range(1, samples.shape[1])] if executor is not None else []
+    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else -1)
+    for ch in range(1, samples.shape[1]):
+        if later:
+            power += later[ch - 1].result()
+        else:
+            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)

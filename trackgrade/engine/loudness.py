@@ -6,7 +6,7 @@ in [-1, 1], ``sample_rate`` in Hz. Nothing here returns NaN or inf: a
 loudness below the -70 LUFS absolute gate (silence) reads ``SILENCE_LUFS``.
 
 Speed (5-minute stereo 44.1 kHz track, one core: ~0.11 s K-weighting,
-~0.14 s true peak, against ~0.45 s for two channels of ``sosfilt`` and
+~0.09 s true peak, against ~0.45 s for two channels of ``sosfilt`` and
 seconds for a full 4x ``resample_poly``):
 
 * K-weighting is an IIR cascade; instead of a sample-by-sample ``sosfilt``
@@ -20,7 +20,9 @@ seconds for a full 4x ``resample_poly``):
   per-100 ms energies are kept; agreement with float64 ``sosfilt`` ~1e-5.
 * True peak evaluates the 4x polyphase interpolator only on blocks whose
   proven upper bound (`_tp_bound_constants`) can beat the running best; the
-  result equals brute-force filtering of every sample.
+  result equals brute-force filtering of every sample. The candidate windows
+  are gathered as rows of a strided view of each channel (building index
+  arrays for them cost 4x the interpolation itself).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import functools
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 from scipy import signal
 
 from trackgrade.engine.features import Loudness
@@ -418,7 +421,34 @@ def _true_peak_bounds(flat: np.ndarray, n_ch: int, block: int) -> tuple[np.ndarr
 
 
 def _interpolated_block_peaks(flat: np.ndarray, n_ch: int, blocks: np.ndarray, block: int) -> float:
-    """Exact max |interpolated value| (phases 1-3) over the given blocks, all channels."""
+    """Exact max |interpolated value| (phases 1-3) over the given blocks, all channels.
+    The windows of the inner blocks are rows of a strided view of each
+    channel (one row copy per block, no index arrays); the few blocks whose
+    window runs past either end are zero-padded through an index array."""
+    n = flat.shape[0] // n_ch
+    width = block + 47
+    matrix = _tp_matrix(block)
+    start = block - 23                     # block b's window starts at frame b*block - 23
+    rows = (n - start - width) // block + 1 if n >= start + width else 0
+    inner = (blocks >= 1) & (blocks <= rows)
+    peak = 0.0
+    if inner.any():
+        row = blocks[inner] - 1
+        for ch in range(n_ch):
+            col = flat[ch::n_ch]
+            step = col.strides[0]
+            view = as_strided(col[start:], shape=(rows, width), strides=(block * step, step),
+                              writeable=False)
+            values = view[row] @ matrix
+            peak = max(peak, float(values.max()), -float(values.min()))
+    edge = blocks[~inner]
+    if edge.size:
+        peak = max(peak, _edge_block_peaks(flat, n_ch, edge, block))
+    return peak
+
+
+def _edge_block_peaks(flat: np.ndarray, n_ch: int, blocks: np.ndarray, block: int) -> float:
+    """`_interpolated_block_peaks` for blocks whose window may run past the signal."""
     n = flat.shape[0] // n_ch
     frames = blocks[:, None] * block - 23 + np.arange(block + 47)[None, :]
     outside = (frames < 0) | (frames >= n)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from trackgrade.engine.features import Rhythm
-from trackgrade.engine.frames import Spectrogram
+from trackgrade.engine.frames import Reduction, ShortFrames, segment_sums
 
 BPM_MIN, BPM_MAX = 60.0, 200.0
 _LOOP_MAX_S = 12.0
@@ -57,14 +57,17 @@ def _band_edges(freqs: np.ndarray, n_bands: int = _N_BANDS) -> np.ndarray:
     return idx[idx < len(freqs)]
 
 
-def band_energies(spec: Spectrogram, n_bands: int = _N_BANDS) -> tuple[np.ndarray, np.ndarray]:
+def band_energies(spec: ShortFrames, n_bands: int = _N_BANDS) -> tuple[np.ndarray, np.ndarray]:
     """(frames, bands) summed power in log-spaced bands, and the band edges (bins)."""
     edges = _band_edges(spec.freqs, n_bands)
-    power = spec.power
-    if power.shape[1] <= edges[-1]:
-        edges = edges[edges < power.shape[1]]
-    bands = np.add.reduceat(power, edges[:-1], axis=1)[:, :len(edges) - 1]
+    bands = segment_sums(spec, edges[:-1])
     return bands.astype(np.float64, copy=False), edges
+
+
+def short_reductions(freqs: np.ndarray) -> list[Reduction]:
+    """What `measure_rhythm` reads of a short STFT with these bins (for
+    `frames.short_reduced`)."""
+    return [Reduction(starts=tuple(int(b) for b in _band_edges(freqs)[:-1]))]
 
 
 def _moving_mean(x: np.ndarray, width: int) -> np.ndarray:
@@ -78,7 +81,7 @@ def _moving_mean(x: np.ndarray, width: int) -> np.ndarray:
     return (c[hi] - c[lo]) / (hi - lo)
 
 
-def onset_envelope(spec: Spectrogram) -> Onsets:
+def onset_envelope(spec: ShortFrames) -> Onsets:
     """Log-compressed, band-wise spectral flux (half-wave rectified), detrended."""
     bands, edges = band_energies(spec)
     fps = 1.0 / spec.hop_s
@@ -459,7 +462,7 @@ def _extend_to_start(beats_s: np.ndarray, period_s: float) -> np.ndarray:
     return np.concatenate((np.maximum(before, 0.0), beats_s))
 
 
-def measure_rhythm(spec: Spectrogram, duration_s: float) -> Rhythm:
+def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     """Tempo, beats, regularity, onset rate, pulse strength, danceability."""
     on = onset_envelope(spec)
     env, fps = on.envelope, on.fps

@@ -12,24 +12,46 @@ from __future__ import annotations
 import numpy as np
 
 from trackgrade.engine.features import Section, Structure
-from trackgrade.engine.frames import Spectrogram
+from trackgrade.engine.frames import Reduction, ShortFrames, bin_power, segment_sums
 
 _N_BANDS = 12
 _MIN_SECTION_S = 8.0
 _DROP_DB = 3.0        # sections within this of the loudest level can be drops
 
 
-def _frame_features(spec: Spectrogram, step: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Every `step`-th frame: (frames, bands) band energies in dB, loudness in dB
-    (relative to the loudest frame), and the times."""
-    power = spec.power[::step]
-    freqs = spec.freqs
+def _band_edges(freqs: np.ndarray) -> np.ndarray:
+    """Bin indices splitting 30 Hz..min(16 kHz, Nyquist) into `_N_BANDS` log bands."""
     top = min(16000.0, float(freqs[-1]))
     edges = np.unique(np.searchsorted(freqs, np.geomspace(30.0, top, _N_BANDS + 1)))
-    edges = edges[edges < power.shape[1]]
+    edges = edges[edges < len(freqs)]
     if len(edges) < 2:
-        edges = np.array([0, power.shape[1] - 1])
-    bands = np.add.reduceat(power, edges[:-1], axis=1)[:, :len(edges) - 1].astype(np.float64)
+        edges = np.array([0, len(freqs) - 1])
+    return edges
+
+
+def _frame_step(hop_s: float) -> int:
+    """Every second frame of a short STFT (hop under 50 ms) is enough."""
+    return 2 if hop_s < 0.05 else 1
+
+
+def _downbeat_bins(freqs: np.ndarray) -> tuple[int, int]:
+    lo, hi = np.searchsorted(freqs, (100.0, 2000.0))
+    return int(lo), int(hi)
+
+
+def short_reductions(freqs: np.ndarray, hop_s: float) -> list[Reduction]:
+    """What `measure_structure` reads of a short STFT with these bins and hop
+    (for `frames.short_reduced`)."""
+    step = _frame_step(hop_s)
+    lo, hi = _downbeat_bins(freqs)
+    return [Reduction(starts=tuple(int(b) for b in _band_edges(freqs)[:-1]), step=step),
+            Reduction(lo=lo, hi=hi, step=step)]
+
+
+def _frame_features(spec: ShortFrames, step: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Every `step`-th frame: (frames, bands) band energies in dB, loudness in dB
+    (relative to the loudest frame), and the times."""
+    bands = segment_sums(spec, _band_edges(spec.freqs)[:-1], step).astype(np.float64)
     total = bands.sum(axis=1)
     ref = max(float(total.max()) if total.size else 0.0, 1e-20)
     db = 10.0 * np.log10(np.maximum(bands, ref * 1e-9) / ref)
@@ -56,17 +78,17 @@ def _step_novelty(feat: np.ndarray, half: int) -> np.ndarray:
     return nov
 
 
-def _downbeat_phase(spec: Spectrogram, beat_times: np.ndarray, step: int) -> int:
+def _downbeat_phase(spec: ShortFrames, beat_times: np.ndarray, step: int) -> int:
     """Which beat of four starts the bars. Chords, bass notes, crashes and
     sections change on downbeats: the beat-to-beat change of the 100-2000 Hz
     log spectrum (cosine distance), averaged per beat position in the bar,
     peaks on the downbeat."""
     if len(beat_times) < 16:
         return 0
-    lo, hi = np.searchsorted(spec.freqs, (100.0, 2000.0))
+    lo, hi = _downbeat_bins(spec.freqs)
     if hi - lo < 4:
         return 0
-    power = spec.power[::step, lo:hi].astype(np.float64)
+    power = bin_power(spec, lo, hi, step).astype(np.float64)
     times = spec.times[::step]
     edges = np.concatenate((beat_times, [beat_times[-1] + float(np.median(np.diff(beat_times)))]))
     inside = (times >= edges[0]) & (times < edges[-1])
@@ -81,7 +103,7 @@ def _downbeat_phase(spec: Spectrogram, beat_times: np.ndarray, step: int) -> int
     return int(np.argmax([change[r::4].mean() for r in range(4)]))
 
 
-def _unit_edges(duration_s: float, beat_times, bpm, spec: Spectrogram, step: int) -> tuple[np.ndarray, bool]:
+def _unit_edges(duration_s: float, beat_times, bpm, spec: ShortFrames, step: int) -> tuple[np.ndarray, bool]:
     """Analysis unit boundaries in seconds: bars (4 beats) when a grid exists,
     else 2 s blocks. Returns (edges, on_bars)."""
     if beat_times is not None and bpm and len(beat_times) >= 8:
@@ -225,7 +247,7 @@ def lufs_energy_curve(lufs: np.ndarray, duration_s: float, hop_s: float) -> np.n
     return np.clip((vals - top + 30.0) / 30.0, 0.0, 1.0)
 
 
-def measure_structure(spec: Spectrogram, duration_s: float, *, beat_times=None, bpm=None,
+def measure_structure(spec: ShortFrames, duration_s: float, *, beat_times=None, bpm=None,
                       short_term_lufs=None, curve_hop_s: float = 0.1) -> Structure:
     """Contiguous labelled sections covering [0, duration_s] and the energy curve.
 
@@ -235,7 +257,7 @@ def measure_structure(spec: Spectrogram, duration_s: float, *, beat_times=None, 
     energy curve; otherwise the curve comes from the spectrogram, at the same
     `curve_hop_s`."""
     duration_s = float(max(duration_s, 0.0))
-    step = 2 if spec.hop_s < 0.05 else 1
+    step = _frame_step(spec.hop_s)
     db, loud, times = _frame_features(spec, step)
     if short_term_lufs is not None and len(short_term_lufs) > 0:
         curve = lufs_energy_curve(np.asarray(short_term_lufs, dtype=float), duration_s, curve_hop_s)

@@ -1,0 +1,58 @@
+"""The shared frames: the reduced short STFT that extract() uses gives rhythm
+and structure exactly what the full STFT gives them, at any rate and length."""
+
+import numpy as np
+import pytest
+
+from trackgrade.engine.frames import (long_spectrum, mono_mix, short_freqs, short_reduced,
+                                      short_stft, short_stft_hop_s)
+from trackgrade.engine.rhythm import measure_rhythm
+from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
+from trackgrade.engine.structure import measure_structure
+from trackgrade.engine.structure import short_reductions as structure_reductions
+
+from truth import render_specs
+
+from .rhythm_specs import load
+
+
+def _both(mono, rate):
+    freqs, hop_s = short_freqs(rate), short_stft_hop_s(rate)
+    reduced = short_reduced(mono, rate, rhythm_reductions(freqs) + structure_reductions(freqs, hop_s))
+    return short_stft(mono, rate), reduced
+
+
+@pytest.mark.parametrize("rate,seconds", [(44100, 7.3), (48000, 3.01), (22050, 12.0), (8000, 2.5)])
+def test_reduced_and_full_stft_feed_rhythm_identically(rate, seconds):
+    rng = np.random.default_rng(rate)
+    t = np.arange(int(seconds * rate)) / rate
+    clicks = (np.sin(2 * np.pi * 2.0 * t) > 0.995).astype(np.float32)       # 120 BPM pulses
+    mono = (clicks + 0.05 * rng.standard_normal(t.size)).astype(np.float32)
+    full, reduced = _both(mono, rate)
+    a, b = measure_rhythm(full, seconds), measure_rhythm(reduced, seconds)
+    assert a.bpm == b.bpm and a.regularity == b.regularity and a.onset_rate == b.onset_rate
+    np.testing.assert_array_equal(a.beat_times, b.beat_times)
+
+
+def test_reduced_and_full_stft_give_the_same_rhythm_and_sections_on_music():
+    out, tracks = render_specs([{"name": "fr_trance", "style": "trance", "bpm": 138, "key": "D",
+                                 "seconds": 40, "seed": 7}])
+    samples, rate = load(out / tracks[0]["file"])
+    duration = samples.shape[0] / rate
+    full, reduced = _both(mono_mix(samples), rate)
+    results = []
+    for spec in (full, reduced):
+        rhythm = measure_rhythm(spec, duration)
+        structure = measure_structure(spec, duration, beat_times=rhythm.beat_times, bpm=rhythm.bpm)
+        results.append((rhythm.bpm, tuple(rhythm.beat_times), structure.sections))
+    assert results[0] == results[1]
+
+
+def test_long_spectrum_with_a_worker_thread_is_bit_identical():
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(3)
+    samples = (0.3 * rng.standard_normal((44100 * 9, 2))).astype(np.float32)
+    serial = long_spectrum(samples, 44100)
+    with ThreadPoolExecutor(1) as pool:
+        threaded = long_spectrum(samples, 44100, executor=pool)
+    np.testing.assert_array_equal(serial.power, threaded.power)
