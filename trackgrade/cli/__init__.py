@@ -1,5 +1,86 @@
-"""The `trackgrade` command line (Typer)."""
+"""The `trackgrade` command line: one Typer app.
+
+Each command lives in its own module (analyze, batch, genres, report; admin
+and serve are written alongside) and is mounted here. Every command runs
+inside the one error boundary of `trackgrade.cli.errors`, so a failure is
+one line on stderr and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from trackgrade.cli.errors import PROG, run_guarded
 
 
-def main() -> None:  # replaced by the CLI module
-    raise SystemExit("trackgrade CLI not built yet")
+class TrackgradeGroup(TyperGroup):
+    """The root group: wraps every invocation (the console script, `python
+    -m trackgrade` and Typer's CliRunner alike) in the error boundary."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
+             **extra):
+        parent = super(TrackgradeGroup, self)
+        code = run_guarded(lambda: parent.main(args=args, prog_name=prog_name or PROG,
+                                               complete_var=complete_var,
+                                               standalone_mode=False, **extra))
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+app = typer.Typer(
+    cls=TrackgradeGroup,
+    name=PROG,
+    help="Grade electronic-music tracks: score and grade, tempo, key, genre fit, tonal balance, "
+         "loudness, stereo, structure and feedback.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            typer.echo(f"{PROG} {version('trackgrade')}")
+        except PackageNotFoundError:
+            typer.echo(f"{PROG} (development)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", callback=_version,
+        is_eager=True)] = False,
+) -> None:
+    """Grade electronic-music tracks: score and grade, tempo, key, genre fit, tonal balance,
+    loudness, stereo, structure and feedback."""
+
+
+from trackgrade.cli.analyze import analyze as _analyze_command  # noqa: E402
+from trackgrade.cli.batch import batch as _batch_command  # noqa: E402
+from trackgrade.cli.genres import genres as _genres_command  # noqa: E402
+from trackgrade.cli.report import report as _report_command  # noqa: E402
+
+app.command("analyze")(_analyze_command)
+app.command("batch")(_batch_command)
+app.command("report")(_report_command)
+app.command("genres")(_genres_command)
+
+from trackgrade.cli.admin import app as admin_app  # noqa: E402
+from trackgrade.cli.serve import serve  # noqa: E402
+
+app.add_typer(admin_app, name="admin")
+app.command("serve")(serve)
+
+
+def main() -> None:
+    """The console script `trackgrade` and `python -m trackgrade`."""
+    app(prog_name=PROG)

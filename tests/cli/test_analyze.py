@@ -1,0 +1,102 @@
+"""`trackgrade analyze`: the Rich screen and the Analysis JSON, on real rendered audio."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from trackgrade.cli import app
+from trackgrade.pipeline import analyze as pipeline_analyze
+
+DOCUMENT_KEYS = ["file_name", "mastering_status", "diagnosis_status", "duration_seconds",
+                 "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
+                 "structure", "danceability", "energy", "diagnosis", "feedback"]
+
+
+def test_json_for_one_file_is_the_pipeline_document(runner, tracks, rendered_tracks):
+    result = runner.invoke(app, ["analyze", str(tracks[0]), "--json", "--mastering", "master"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)          # nothing but JSON on stdout
+    assert list(document) == DOCUMENT_KEYS        # no server-only fields
+    expected = pipeline_analyze(tracks[0].read_bytes(), file_name=tracks[0].name,
+                                mastering_status="master").to_dict()
+    assert document == json.loads(json.dumps(expected))
+    assert document["mastering_status"] == "master"
+    assert document["diagnosis_status"] == "ready"
+    truth = rendered_tracks[1][0]
+    assert abs(document["duration_seconds"] - truth["seconds"]) < 0.1
+
+
+def test_json_for_several_files_is_an_array_in_order(runner, tracks):
+    result = runner.invoke(app, ["analyze", str(tracks[1]), str(tracks[0]), "--json"])
+    assert result.exit_code == 0, result.output
+    documents = json.loads(result.stdout)
+    assert isinstance(documents, list) and len(documents) == 2
+    assert [d["file_name"] for d in documents] == [tracks[1].name, tracks[0].name]
+    assert all(d["mastering_status"] == "pre-master" for d in documents)
+
+
+def test_one_bad_file_among_several(runner, tracks, garbage_wav):
+    result = runner.invoke(app, ["analyze", str(tracks[0]), str(garbage_wav), "--json"])
+    assert result.exit_code == 2
+    documents = json.loads(result.stdout)
+    assert documents[0]["file_name"] == tracks[0].name and "score" in documents[0]
+    assert documents[1]["file_name"] == garbage_wav.name
+    assert documents[1]["error"]["code"] == "unprocessable_audio"
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"trackgrade: cannot analyze '{garbage_wav}'")
+
+
+def test_screen_shows_what_a_producer_needs(runner, tracks):
+    result = runner.invoke(app, ["analyze", str(tracks[0])], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    doc = json.loads(runner.invoke(app, ["analyze", str(tracks[0]), "--json"]).stdout)
+    screen = result.stdout
+    head = screen[:screen.index("Pillars")]
+    assert tracks[0].name in head
+    assert re.search(rf"\b{doc['score']}\b\s+{re.escape(doc['grade']['letter'])}\s+"
+                     rf"{doc['grade']['label']}", head)
+    assert f"{doc['tempo']['bpm']:.1f} BPM" in head
+    if doc["key"]:
+        assert f"{doc['key']['key']} {doc['key']['scale']}" in head
+        assert doc["key"]["camelot"] in head
+    assert doc["genre"]["name"] in head
+    for title in ("Danceability", "Mix quality", "Frequency balance", "Energy", "Structure"):
+        assert re.search(rf"{title}\s+\S+\s+{doc['scores'][title.lower().replace(' ', '_')]}\b",
+                         screen), title
+    for band in ("Sub bass", "Bass", "Low mids", "Mids", "Upper mids", "Highs", "Air"):
+        assert band in screen
+    assert f"{doc['frequency']['bands']['sub_bass']:.1f}%" in screen
+    assert f"{doc['frequency']['ideal']['sub_bass']:.1f}%" in screen
+    assert f"{doc['mix']['loudness_lufs']:.1f} LUFS" in screen
+    assert f"{doc['mix']['peak_dbfs']:+.1f} dBTP" in screen
+    for section in doc["structure"]["sections"]:
+        assert section["label"] in screen
+    ranks = {"warn": 0, "tip": 1, "pass": 2}
+    shown = [ranks[m] for m in re.findall(r"[▲●✓] (warn|tip|pass)", screen)]
+    assert len(shown) == len(doc["feedback"])
+    assert shown == sorted(shown)
+
+
+def test_json_is_clean_when_stdout_is_piped(tracks, tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "trackgrade", "analyze", str(tracks[1]),
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["file_name"] == tracks[1].name
+    assert done.stderr == ""
+
+
+def test_several_files_end_with_a_side_by_side_table(runner, tracks):
+    result = runner.invoke(app, ["analyze", str(tracks[0]), str(tracks[1])],
+                           env={"COLUMNS": "140"})
+    assert result.exit_code == 0, result.output
+    docs = json.loads(runner.invoke(app, ["analyze", str(tracks[0]), str(tracks[1]),
+                                          "--json"]).stdout)
+    table = result.stdout[result.stdout.index("Side by side"):]
+    for doc in docs:
+        row = next(line for line in table.splitlines() if doc["file_name"] in line)
+        assert re.search(rf"\b{doc['score']}\s+{re.escape(doc['grade']['letter'])}\s", row)
+        assert f"{doc['tempo']['bpm']:.1f}" in row

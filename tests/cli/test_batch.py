@@ -1,0 +1,181 @@
+"""`trackgrade batch`: discovery, parallel workers, rows that survive failures, summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from trackgrade.cli import app
+from trackgrade.cli.batch import CSV_COLUMNS, collect_files
+
+
+@pytest.fixture()
+def library(tracks, garbage_wav, tmp_path):
+    """A folder of two good tracks (one nested, one with an upper-case
+    extension), one broken file and files that must be ignored."""
+    root = tmp_path / "library"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / ".hidden").mkdir()
+    shutil.copyfile(tracks[0], root / "techno.wav")
+    shutil.copyfile(tracks[1], root / "sub" / "deeper" / "HOUSE.FLAC")
+    shutil.copyfile(garbage_wav, root / "sub" / "broken.wav")
+    shutil.copyfile(tracks[0], root / ".hidden" / "ignored.wav")
+    (root / "notes.txt").write_text("not audio")
+    (root / "cover.jpg").write_bytes(b"\xff\xd8\xff")
+    return root
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        return reader.fieldnames, list(reader)
+
+
+def test_discovery(library):
+    found = collect_files([library])
+    assert sorted(p.relative_to(library).as_posix() for p in found) == [
+        "sub/broken.wav", "sub/deeper/HOUSE.FLAC", "techno.wav"]
+    # an explicit file is always included, duplicates only once
+    again = collect_files([library / "techno.wav", library, library / "notes.txt"])
+    assert len(again) == 4 and again[0].name == "techno.wav" and again[-1].name == "notes.txt"
+
+
+def test_parallel_batch_to_csv_keeps_going_past_failures(runner, library, tmp_path):
+    out = tmp_path / "rows.csv"
+    result = runner.invoke(app, ["batch", str(library), "--jobs", "2", "--out", str(out)],
+                           env={"COLUMNS": "160"})
+    assert result.exit_code == 1, result.output      # some failed
+    header, rows = read_csv(out)
+    assert tuple(header) == CSV_COLUMNS
+    by_name = {row["path"].rsplit("/", 1)[-1]: row for row in rows}
+    assert set(by_name) == {"techno.wav", "HOUSE.FLAC", "broken.wav"}
+    broken = by_name["broken.wav"]
+    assert broken["status"] == "failed" and broken["error_code"] == "unprocessable_audio"
+    assert broken["error_message"] and broken["score"] == ""
+    for name in ("techno.wav", "HOUSE.FLAC"):
+        row = by_name[name]
+        assert row["status"] == "ok" and row["error_code"] == ""
+        assert 0 <= int(row["score"]) <= 100 and row["grade"]
+        assert float(row["bpm"]) > 0 and float(row["seconds"]) >= 0
+        assert float(row["loudness_lufs"]) < 0
+    # the summary: counts, the failure, the slowest file
+    screen = result.stdout
+    assert "Batch summary" in screen and "Failures" in screen
+    assert "broken.wav" in screen and "unprocessable_audio" in screen
+    assert "files" in screen and " 3 " in screen
+
+
+def test_jobs_one_and_two_give_the_same_results(runner, library, tmp_path):
+    rows = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"rows{jobs}.jsonl"
+        result = runner.invoke(app, ["batch", str(library), "-j", str(jobs), "-o", str(out),
+                                     "--mastering", "master"])
+        assert result.exit_code == 1, result.output
+        lines = out.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 3
+        objects = [json.loads(line) for line in lines]
+        rows[jobs] = {o["path"]: o for o in objects}
+    assert rows[1].keys() == rows[2].keys()
+    for path, one in rows[1].items():
+        two = rows[2][path]
+        assert (one["status"], one["score"], one["grade"], one["bpm"], one["key"]) == \
+               (two["status"], two["score"], two["grade"], two["bpm"], two["key"])
+        if one["status"] == "ok":
+            assert one["analysis"]["mastering_status"] == "master"
+            assert one["analysis"]["score"] == one["score"]
+            assert one["analysis"]["file_name"] == path.rsplit("/", 1)[-1]
+        else:
+            assert one["analysis"] is None
+
+
+def test_json_summary_and_exit_zero_when_all_ok(runner, tracks):
+    result = runner.invoke(app, ["batch", str(tracks[0]), str(tracks[1]), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    summary = report["summary"]
+    assert (summary["files"], summary["ok"], summary["failed"]) == (2, 2, 0)
+    scores = [r["score"] for r in report["results"]]
+    assert summary["mean_score"] == round(sum(scores) / 2, 1)
+    assert sum(summary["grades"].values()) == 2
+    assert summary["slowest"]["path"] in {str(tracks[0]), str(tracks[1])}
+    assert [r["path"] for r in report["results"]] == [str(tracks[0]), str(tracks[1])]
+
+
+def test_no_files_found_is_usage(runner, tmp_path):
+    (tmp_path / "readme.txt").write_text("x")
+    result = runner.invoke(app, ["batch", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("trackgrade: no audio files found")
+    result = runner.invoke(app, ["batch", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert "No such file or directory" in result.stderr
+
+
+def test_bad_out_and_jobs_are_usage(runner, tracks, tmp_path):
+    result = runner.invoke(app, ["batch", str(tracks[0]), "--out", str(tmp_path / "rows.xlsx")])
+    assert result.exit_code == 2
+    assert "--out must end in .csv or .jsonl" in result.stderr
+    result = runner.invoke(app, ["batch", str(tracks[0]), "--jobs", "0"])
+    assert result.exit_code == 2
+    assert "--jobs" in result.stderr
+
+
+def test_ctrl_c_stops_the_pool_and_keeps_finished_rows(tracks, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(60):
+        source = tracks[i % 2]
+        os.link(source, folder / f"t{i:02d}{source.suffix}")
+    out = tmp_path / "rows.csv"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trackgrade", "batch", str(folder), "--jobs", "2", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if out.exists() and len(out.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "trackgrade: interrupted"
+    assert stdout == ""
+    _, rows = read_csv(out)
+    assert 1 <= len(rows) < 60
+    assert all(row["status"] == "ok" for row in rows)
+
+
+def test_real_clips_in_place(runner):
+    """Real recordings from ../shared/truth/real (read where they are): every
+    accepted format goes through, and anything that fails says why."""
+    from truth import real_manifest
+
+    from trackgrade.errors import ERROR_CODES
+
+    rows = real_manifest()
+    picked = []
+    for suffix in (".wav", ".flac", ".mp3", ".WAV"):
+        picked += [r["path"] for r in rows if r["path"].endswith(suffix)][:2]
+    assert len(picked) >= 7
+    result = runner.invoke(app, ["batch", *picked, "--jobs", "2", "--json"])
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    assert [r["path"] for r in report["results"]] == picked
+    for row in report["results"]:
+        if row["status"] == "ok":
+            assert 0 <= row["score"] <= 100 and row["grade"] and row["bpm"] > 0
+        else:
+            assert row["error_code"] in ERROR_CODES and row["error_message"]
+    assert report["summary"]["ok"] >= len(picked) - 1
+    assert result.exit_code == (0 if report["summary"]["failed"] == 0 else 1)

@@ -1,0 +1,341 @@
+"""Rich renderables for the command line: pure functions from the library's
+documents to things a `rich.console.Console` prints.
+
+Nothing here reads files or runs analyses; `analyze`, `batch` and `genres`
+call these and print the result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+from trackgrade.model import Analysis
+
+PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
+           ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
+           ("structure", "Structure"))
+BAND_TITLES = {"sub_bass": "Sub bass", "bass": "Bass", "low_mid": "Low mids", "mid": "Mids",
+               "upper_mid": "Upper mids", "high": "Highs", "air": "Air"}
+FEEDBACK_ORDER = {"warn": 0, "tip": 1, "pass": 2}
+FEEDBACK_STYLE = {"warn": ("▲ warn", "bold red"), "tip": ("● tip ", "bold yellow"),
+                  "pass": ("✓ pass", "bold green")}
+SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
+                 "breakdown": "blue", "outro": "cyan"}
+GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
+
+
+def score_style(score: float) -> str:
+    """Colour of a 0-100 score: green is good, red is bad."""
+    if score >= 80:
+        return "bold green"
+    if score >= 65:
+        return "bold chartreuse3"
+    if score >= 50:
+        return "bold yellow"
+    if score >= 40:
+        return "bold dark_orange"
+    return "bold red"
+
+
+def clock(seconds: float) -> str:
+    """Seconds as m:ss (h:mm:ss beyond an hour)."""
+    total = max(0, int(round(float(seconds))))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def bar(value: float, maximum: float = 100.0, width: int = 24, style: str = "") -> Text:
+    """A horizontal bar of `width` cells, eighth-cell resolution."""
+    fraction = 0.0 if maximum <= 0 else min(1.0, max(0.0, float(value) / maximum))
+    eighths = int(round(fraction * width * 8))
+    full, part = divmod(eighths, 8)
+    glyphs = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+    text = Text(glyphs, style=style)
+    text.append("·" * (width - len(glyphs)), style="grey30")
+    return text
+
+
+def bar_with_marker(value: float, marker: float, maximum: float, width: int = 20,
+                    style: str = "") -> Text:
+    """A bar with a `┃` where `marker` (e.g. the genre ideal) falls."""
+    text = bar(value, maximum, width, style)
+    cell = min(width - 1, max(0, int(round(marker / maximum * width)) - 1)) if maximum > 0 else 0
+    text = Text.assemble(text[:cell], ("┃", "bold white"), text[cell + 1:])
+    return text
+
+
+def key_text(analysis: Analysis) -> Text:
+    key = analysis.key
+    if key is None:
+        return Text("no tonal centre", style="dim")
+    text = Text(f"{key.key} {key.scale}", style="bold")
+    text.append(f"  {key.camelot}", style="bold cyan")
+    text.append(f"  ({key.confidence:.0%} sure)", style="dim")
+    return text
+
+
+def subgenre_name(analysis: Analysis) -> str | None:
+    """Display name of the closest label-layer profile, when the analysis names
+    one that differs from the detected family."""
+    key = analysis.extras.get("subgenre") if isinstance(analysis.extras, dict) else None
+    if not isinstance(key, str) or key == analysis.genre.detected:
+        return None
+    from trackgrade.grading.genres import GENRES
+
+    profile = GENRES.get(key)
+    return profile["name"] if profile else None
+
+
+def header_panel(analysis: Analysis) -> Panel:
+    """Score and grade up front, with the file's identity."""
+    style = score_style(analysis.score)
+    headline = Text()
+    headline.append(f" {analysis.score} ", style=f"{style} reverse")
+    headline.append("  ")
+    headline.append(analysis.grade.letter, style=style)
+    headline.append(f"  {analysis.grade.label}", style="bold")
+    headline.append("   hit potential /100", style="dim")
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="dim", no_wrap=True)
+    facts.add_column()
+    facts.add_row("Tempo", Text.assemble((f"{analysis.tempo.bpm:.1f} BPM", "bold"),
+                                         (f"   regularity {analysis.tempo.regularity:.2f}", "dim")))
+    facts.add_row("Key", key_text(analysis))
+    genre = Text.assemble((analysis.genre.name, "bold"))
+    label = subgenre_name(analysis)
+    if label:
+        genre.append(f"  closest to {label}")
+    genre.append(f"   {analysis.genre.confidence:.0%} confidence", style="dim")
+    facts.add_row("Genre", genre)
+    subtitle = f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}"
+    return Panel(Group(headline, Text(""), facts), title=Text(analysis.file_name, style="bold"),
+                 title_align="left", subtitle=subtitle, subtitle_align="right",
+                 border_style=style.replace("bold ", ""), box=box.ROUNDED, padding=(1, 2))
+
+
+def pillars_table(analysis: Analysis) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 1), title="Pillars",
+                  title_justify="left", title_style="bold")
+    for field, title in PILLARS:
+        value = getattr(analysis.scores, field)
+        table.add_row(title, bar(value, style=score_style(value).replace("bold ", "")),
+                      Text(f"{value:>3}", style=score_style(value)))
+    return table
+
+
+def bands_table(analysis: Analysis) -> Table:
+    """The seven bands against the detected genre's ideal."""
+    table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {analysis.genre.name} ideal",
+                  title_justify="left", title_style="bold", padding=(0, 1))
+    table.add_column("band")
+    table.add_column("Hz", style="dim", justify="right")
+    table.add_column("yours", justify="right")
+    table.add_column("ideal", justify="right", style="dim")
+    table.add_column("", min_width=20)
+    table.add_column("diff", justify="right")
+    bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
+    top = max([getattr(bands, b) for b in BAND_NAMES] + [getattr(ideal, b) for b in BAND_NAMES]
+              + [1.0])
+    for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ):
+        mine, target = getattr(bands, name), getattr(ideal, name)
+        diff = mine - target
+        tolerance = max(2.0, 0.25 * target)
+        style = "green" if abs(diff) <= tolerance else ("red" if diff > 0 else "yellow")
+        cells = bar_with_marker(mine, target, top, width=20, style=style)
+        table.add_row(BAND_TITLES[name], f"{lo}-{hi if hi < 20000 else '20k'}",
+                      f"{mine:5.1f}%", f"{target:5.1f}%", cells,
+                      Text(f"{diff:+5.1f}", style=style))
+    table.caption = ("┃ marks the ideal · "
+                     f"spectral centroid {analysis.frequency.centroid_hz:,.0f} Hz · "
+                     f"frequency score {analysis.frequency.score}")
+    table.caption_justify = "left"
+    return table
+
+
+def mix_table(analysis: Analysis) -> Table:
+    mix = analysis.mix
+    table = Table(box=box.SIMPLE_HEAD, title="Loudness & stereo", title_justify="left",
+                  title_style="bold", show_header=False, padding=(0, 1))
+    table.add_column("what")
+    table.add_column("value", justify="right", style="bold")
+    table.add_column("note", style="dim")
+    peak_style = "red" if mix.peak_dbfs > -1.0 else ""
+    rows = (
+        ("Integrated loudness", f"{mix.loudness_lufs:.1f} LUFS", "EBU R128"),
+        ("True peak", Text(f"{mix.peak_dbfs:+.1f} dBTP", style=peak_style),
+         "aim for -1 dBTP or below"),
+        ("Loudness range", f"{mix.dynamic_range_db:.1f} LU", "EBU LRA"),
+        ("Crest factor", f"{mix.crest_factor_db:.1f} dB", "peak to RMS"),
+        ("Dynamic complexity", f"{mix.dynamic_complexity:.2f} dB", ""),
+        ("Stereo width", f"{mix.stereo_width:.2f}", "0 mono · 1 all side"),
+        ("L/R correlation", f"{mix.stereo_correlation:+.2f}", "below 0: phase trouble"),
+        ("Clipping", f"{mix.clipping_pct:.3f} %", "samples at full scale"),
+    )
+    for row in rows:
+        table.add_row(*row)
+    table.caption = f"mix score {mix.score}"
+    table.caption_justify = "left"
+    return table
+
+
+def sections_table(analysis: Analysis) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, title="Structure", title_justify="left",
+                  title_style="bold", padding=(0, 1))
+    table.add_column("section")
+    table.add_column("from", justify="right")
+    table.add_column("to", justify="right")
+    table.add_column("energy", min_width=16)
+    for section in analysis.structure.sections:
+        style = SECTION_STYLE.get(section.label, "")
+        table.add_row(Text(section.label, style=style), clock(section.start), clock(section.end),
+                      Text.assemble(bar(section.energy, width=16, style=style.replace("bold ", "")),
+                                    f" {section.energy:>3}"))
+    table.caption = f"structure score {analysis.structure.score}"
+    table.caption_justify = "left"
+    return table
+
+
+def diagnosis_block(analysis: Analysis) -> RenderableType:
+    diagnosis = analysis.diagnosis
+    parts: list[RenderableType] = [Text(diagnosis.summary)]
+    for title, text in (("Frequency", diagnosis.frequency), ("Mix", diagnosis.mix),
+                        ("Danceability", diagnosis.danceability)):
+        if text:
+            parts.append(Text.assemble((f"{title}: ", "bold"), text))
+    status = "" if diagnosis.status == "ready" else " (template; narrative pending)"
+    return Panel(Group(*parts), title=f"[bold]Diagnosis[/]{status}", title_align="left",
+                 box=box.ROUNDED, border_style="grey50", padding=(0, 1))
+
+
+def sorted_feedback(analysis: Analysis) -> list:
+    """Feedback by priority: warnings, then tips, then passes (stable within a type)."""
+    return sorted(analysis.feedback, key=lambda item: FEEDBACK_ORDER.get(item.type, 3))
+
+
+def feedback_table(analysis: Analysis) -> Table:
+    table = Table(box=None, show_header=False, title="Feedback", title_justify="left",
+                  title_style="bold", padding=(0, 1))
+    table.add_column("type", no_wrap=True)
+    table.add_column("category", style="dim", no_wrap=True)
+    table.add_column("text")
+    for item in sorted_feedback(analysis):
+        label, style = FEEDBACK_STYLE.get(item.type, (item.type, ""))
+        table.add_row(Text(label, style=style), item.category, item.text)
+    return table
+
+
+def render_analysis(analysis: Analysis) -> Group:
+    """The whole `trackgrade analyze` screen for one analysis."""
+    notes = []
+    if analysis.extras.get("truncated"):
+        notes.append(Text("Note: the file ended before its header said it would; the "
+                          "analysis covers the audio that is present.", style="yellow"))
+    return Group(
+        header_panel(analysis),
+        *notes,
+        Padding(pillars_table(analysis), (1, 0, 0, 1)),
+        Padding(bands_table(analysis), (1, 0, 0, 0)),
+        Padding(mix_table(analysis), (1, 0, 0, 0)),
+        Padding(sections_table(analysis), (1, 0, 0, 0)),
+        diagnosis_block(analysis),
+        Padding(feedback_table(analysis), (1, 0, 1, 1)),
+    )
+
+
+BAND_SHORT = {"sub_bass": "sub", "bass": "bass", "low_mid": "lo-m", "mid": "mid",
+              "upper_mid": "hi-m", "high": "high", "air": "air"}
+
+
+def comparison_table(analyses: list[Analysis]) -> Table:
+    """One line per analysed file, for `analyze` with several files."""
+    table = Table(box=box.SIMPLE_HEAD, title="Side by side", title_justify="left",
+                  title_style="bold", padding=(0, 1))
+    for name, justify in (("file", "left"), ("score", "right"), ("grade", "left"),
+                          ("BPM", "right"), ("key", "left"), ("genre", "left"),
+                          ("LUFS", "right"), ("dBTP", "right")):
+        table.add_column(name, justify=justify, no_wrap=name != "file")
+    for a in analyses:
+        key = f"{a.key.key} {a.key.scale} {a.key.camelot}" if a.key else "-"
+        table.add_row(a.file_name, Text(str(a.score), style=score_style(a.score)),
+                      a.grade.letter, f"{a.tempo.bpm:.1f}", key, a.genre.name,
+                      f"{a.mix.loudness_lufs:.1f}", f"{a.mix.peak_dbfs:+.1f}")
+    return table
+
+
+def genres_table(genres: list[dict], *, wide: bool = True) -> Table:
+    """`trackgrade genres`: families first, then label-layer entries (the
+    display name is left out on narrow terminals)."""
+    table = Table(box=box.SIMPLE_HEAD, title="Genre profiles", title_justify="left",
+                  title_style="bold", padding=(0, 1) if wide else (0, 0),
+                  pad_edge=False, show_edge=False)
+    table.add_column("key", style="bold", no_wrap=True,
+                     width=max(len(g["key"]) for g in genres))
+    if wide:
+        table.add_column("name")
+    table.add_column("family", style="dim", no_wrap=True,
+                     width=max([6] + [len(g.get("family") or "") for g in genres]))
+    table.add_column("BPM", justify="right", no_wrap=True)
+    for name in BAND_NAMES:
+        table.add_column(BAND_SHORT[name], justify="right", no_wrap=True)
+    families_done = False
+    for entry in genres:
+        if entry.get("family") and not families_done:
+            table.add_section()
+            families_done = True
+        low, high = entry["bpm_range"]
+        cells = [entry["key"]] + ([entry["name"]] if wide else [])
+        cells += [entry.get("family") or "", f"{low:g}-{high:g}"]
+        cells += [f"{float(entry['ideal_bands'][b]):.1f}" for b in BAND_NAMES]
+        table.add_row(*cells)
+    table.caption = ("ideal share of spectral energy per band, %: sub 20-60 Hz, bass 60-250, "
+                     "lo-m 250-500, mid 500-2k, hi-m 2-4k, high 4-8k, air 8-20k. "
+                     "Labels are scored against their family.")
+    table.caption_justify = "left"
+    return table
+
+
+def batch_summary_table(rows: list[dict], elapsed_s: float) -> Table:
+    """The table that ends `trackgrade batch`."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    failed = [r for r in rows if r["status"] != "ok"]
+    table = Table(box=box.ROUNDED, show_header=False, title="Batch summary",
+                  title_justify="left", title_style="bold", padding=(0, 1))
+    table.add_column("what", style="dim")
+    table.add_column("value")
+    table.add_row("files", str(len(rows)))
+    table.add_row("ok", Text(str(len(ok)), style="green"))
+    table.add_row("failed", Text(str(len(failed)), style="red" if failed else "green"))
+    if ok:
+        mean = sum(r["score"] for r in ok) / len(ok)
+        table.add_row("mean score", Text(f"{mean:.1f}", style=score_style(mean)))
+        counts = Counter(r["grade"] for r in ok)
+        table.add_row("grades", "  ".join(f"{g}×{counts[g]}" for g in GRADE_ORDER if counts[g]))
+    if rows:
+        slowest = max(rows, key=lambda r: r["seconds"] or 0.0)
+        table.add_row("slowest", f"{slowest['path']} ({slowest['seconds']:.1f} s)")
+    rate = len(rows) / elapsed_s if elapsed_s > 0 else 0.0
+    table.add_row("wall time", f"{elapsed_s:.1f} s ({rate:.2f} files/s)")
+    return table
+
+
+def failures_table(rows: list[dict]) -> Table | None:
+    failed = [r for r in rows if r["status"] != "ok"]
+    if not failed:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, title="Failures", title_justify="left",
+                  title_style="bold red", padding=(0, 1))
+    table.add_column("file")
+    table.add_column("code", style="red")
+    table.add_column("message")
+    for row in failed:
+        table.add_row(row["path"], row["error_code"] or "", row["error_message"] or "")
+    return table
