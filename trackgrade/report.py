@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from html import escape
 
+from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.model import Analysis
 
@@ -40,23 +41,12 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 # ---------------------------------------------------------------- small helpers
 
+TIER_COLOUR = {"great": "#2a9d55", "good": "#7cb342", "fair": "#e9b32a", "weak": "#ef7d2d",
+               "poor": "#d64545"}
+
+
 def score_colour(score: float) -> str:
-    if score >= 80:
-        return "#2a9d55"
-    if score >= 65:
-        return "#7cb342"
-    if score >= 50:
-        return "#e9b32a"
-    if score >= 40:
-        return "#ef7d2d"
-    return "#d64545"
-
-
-def clock(seconds: float) -> str:
-    total = max(0, int(round(float(seconds))))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+    return TIER_COLOUR[score_tier(score)]
 
 
 def _f(value: float) -> str:

@@ -8,6 +8,7 @@ import io
 import json
 import random
 import struct
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from trackgrade.server.app import context, create_app
 from trackgrade.server.clock import FixedClock
 from trackgrade.server.serve import start_in_thread
 from trackgrade.server.store import MemoryStore
-from trackgrade.server.worker import ThreadExecutor
+from trackgrade.server.worker import Job, ThreadExecutor
 
 DOCS = "https://docs.example.test/errors"
 
@@ -177,3 +178,22 @@ def wav_bytes(seconds: float = 3.0, rate: int = 8000, *, channels: int = 1,
     return (b"RIFF" + struct.pack("<I", 4 + 8 + len(fmt) + 8 + len(payload)) + b"WAVE"
             + b"fmt " + struct.pack("<I", len(fmt)) + fmt
             + b"data" + struct.pack("<I", len(payload)) + payload)
+
+
+def hold_executor(executor) -> threading.Event:
+    """Occupy the executor's only slot with a test-mode job whose callbacks
+    block until the returned event is set (to provoke engine_at_capacity)."""
+    release = threading.Event()
+
+    class Holding:
+        def scores_ready(self, analysis_id, analysis):
+            release.wait(10)
+
+        def completed(self, analysis_id, analysis):
+            pass
+
+        def failed(self, analysis_id, error):
+            release.wait(10)
+
+    executor.submit(Job("hold", "hold.wav", "pre-master", b"", test_mode=True), Holding())
+    return release

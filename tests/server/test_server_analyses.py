@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from server_harness import hold_executor, start, wav_bytes  # noqa: E402
 
 from trackgrade.server import accounts, admin  # noqa: E402
 from trackgrade.server.documents import SERVER_FIELDS  # noqa: E402
@@ -173,21 +173,9 @@ def test_daily_quota_resets_at_utc_midnight():
 def test_engine_at_capacity_is_503_with_retry_after():
     executor = ThreadExecutor(1, queue_size=0)
     s = start(executor=executor, in_flight=5)
-    release = threading.Event()
-
-    class Holding:
-        def scores_ready(self, analysis_id, analysis):
-            release.wait(10)
-
-        def completed(self, analysis_id, analysis):
-            pass
-
-        def failed(self, analysis_id, error):
-            release.wait(10)
-
     try:
         key, account = s.key("live", credits=5)
-        executor.submit(Job("hold", "hold.wav", "pre-master", b"", test_mode=True), Holding())
+        release = hold_executor(executor)
         reply = s.submit(key)
         assert reply.status == 503 and reply.error["code"] == "engine_at_capacity"
         assert reply.error["type"] == "api_error" and int(reply.header("Retry-After")) >= 1

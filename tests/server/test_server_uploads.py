@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import multipart, start, wav_bytes  # noqa: E402
+from server_harness import hold_executor, multipart, start, wav_bytes  # noqa: E402
 
 from trackgrade.server.store import open_store  # noqa: E402
 
@@ -274,28 +274,15 @@ def test_uploads_never_touch_a_file(tmp_path, monkeypatch):
 
 
 def test_engine_at_capacity_at_upload_keeps_the_token():
-    import threading
-
-    from trackgrade.server.worker import Job, ThreadExecutor
+    from trackgrade.server.worker import ThreadExecutor
 
     executor = ThreadExecutor(1, queue_size=0)
     s = start(executor=executor, in_flight=5)
-    release = threading.Event()
-
-    class Holding:
-        def scores_ready(self, analysis_id, analysis):
-            release.wait(10)
-
-        def completed(self, analysis_id, analysis):
-            pass
-
-        def failed(self, analysis_id, error):
-            release.wait(10)
-
+    release = None
     try:
         key, account = s.key("live", credits=2)
         accepted = s.submit(key).json
-        executor.submit(Job("hold", "hold.wav", "pre-master", b"", test_mode=True), Holding())
+        release = hold_executor(executor)
         reply = s.upload(accepted, wav_bytes(2))
         assert reply.status == 503 and reply.error["code"] == "engine_at_capacity"
         assert reply.header("Retry-After")
@@ -307,6 +294,7 @@ def test_engine_at_capacity_at_upload_keeps_the_token():
         assert s.upload(accepted, wav_bytes(2)).status == 200      # the same token
         assert s.credits(account) == 1
     finally:
-        release.set()
+        if release is not None:
+            release.set()
         s.stop()
         executor.shutdown(wait=False)

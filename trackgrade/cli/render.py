@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.model import Analysis
 
@@ -32,25 +33,13 @@ SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
 GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
 
 
+TIER_STYLE = {"great": "bold green", "good": "bold chartreuse3", "fair": "bold yellow",
+              "weak": "bold dark_orange", "poor": "bold red"}
+
+
 def score_style(score: float) -> str:
     """Colour of a 0-100 score: green is good, red is bad."""
-    if score >= 80:
-        return "bold green"
-    if score >= 65:
-        return "bold chartreuse3"
-    if score >= 50:
-        return "bold yellow"
-    if score >= 40:
-        return "bold dark_orange"
-    return "bold red"
-
-
-def clock(seconds: float) -> str:
-    """Seconds as m:ss (h:mm:ss beyond an hour)."""
-    total = max(0, int(round(float(seconds))))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+    return TIER_STYLE[score_tier(score)]
 
 
 def bar(value: float, maximum: float = 100.0, width: int = 24, style: str = "") -> Text:
