@@ -16,7 +16,7 @@ from server_harness import hold_executor, start, wav_bytes  # noqa: E402
 
 from trackgrade.server import accounts, admin  # noqa: E402
 from trackgrade.server.documents import SERVER_FIELDS  # noqa: E402
-from trackgrade.server.worker import Job, ThreadExecutor  # noqa: E402
+from trackgrade.server.worker import ThreadExecutor  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS
+from trackgrade.grading.genres import GENRES
 
 TONICS = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
 # Camelot: A minor = 8A, C major = 8B; each step of a fifth adds one
@@ -113,12 +114,7 @@ def _bands(c: _Checker, value, path: str) -> None:
 
 
 def _scored(c: _Checker, doc: dict) -> None:
-    genre_keys = None
-    try:
-        from trackgrade.grading.genres import FAMILY_KEYS, GENRES
-        genre_keys = GENRES
-    except Exception:          # the validator still works without the profiles
-        FAMILY_KEYS = ()
+    genre_keys = GENRES
     score = doc["score"]
     c.integer(score, "score")
     if c.obj(doc["grade"], "grade", ("letter", "label")) and isinstance(score, int):
@@ -143,7 +139,7 @@ def _scored(c: _Checker, doc: dict) -> None:
     if c.obj(doc["genre"], "genre", ("detected", "name", "confidence")):
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
-        if genre_keys and g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
+        if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)
     if c.obj(doc["frequency"], "frequency", ("bands", "ideal", "centroid_hz", "score")):
