@@ -2,7 +2,7 @@
 latencies under a bounded load, resident memory, and a 5-minute WAV from
 POST /analyses to scores_ready.
 
-    /work/venv/bin/python benchmarks/bench_server.py [--analyses 100000]
+    python benchmarks/bench_server.py [--analyses 100000]
         [--requests 2000] [--rate 200] [--post-rate 100] [--connections 8] [--data DIR]
 
 The data directory is filled once (reused when it already holds the count)
@@ -18,7 +18,6 @@ the scheduled send time, so queueing is not hidden). Prints one table; figures a
 from __future__ import annotations
 
 import argparse
-import glob
 import http.client
 import json
 import os
@@ -35,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from truth import render_grid  # noqa: E402
 
 KEYS = 50
 LAYOUT = 2          # bump when the row layout changes: the data is filled again
@@ -291,7 +293,8 @@ def main(argv=None) -> None:
             figures[f"{name}_p99_ms"] = statistics.median(pct(lat, 99) for lat in runs)
         own, total = server.rss_mb()
         figures["rss_mb"], figures["rss_with_workers_mb"] = own, total
-        wavs = sorted(glob.glob("/work/cache/synth/speed/*.wav"))
+        speed_dir, speed_tracks = render_grid("speed")
+        wavs = [str(speed_dir / speed_tracks[0]["file"])]
         if wavs:
             upload_wav(server, keys[0]["key"], wavs[0])            # warm the worker
             figures["wav5_scores_s"] = min(upload_wav(server, keys[1]["key"], wavs[0])

@@ -1,6 +1,6 @@
 """Benchmark the durable store at 100,000 stored analyses.
 
-    /work/venv/bin/python benchmarks/bench_store.py [--count 100000] [--dir DIR] [--keep]
+    python benchmarks/bench_store.py [--count 100000] [--dir DIR] [--keep]
 
 Fills a data directory through the store's own API (batches of 1,000 puts
 per transaction, then one compaction), adds a journal tail of ordinary

@@ -1,6 +1,6 @@
 """Regenerate trackgrade/grading/genres.json: the genre profiles as data.
 
-    /work/venv/bin/python benchmarks/grading_notes/derive_genres.py [TRUTH_JSON]
+    python benchmarks/grading_notes/derive_genres.py [TRUTH_JSON]
 
 Where every number comes from (see benchmarks/GENRES.md for the table):
 

@@ -1,7 +1,7 @@
 """Genre detection and score spread on the synthetic `visible` grid, through
 the real engine.
 
-    /work/venv/bin/python benchmarks/grading_notes/genre_accuracy.py [--dir RENDERED_GRID_DIR]
+    python benchmarks/grading_notes/genre_accuracy.py [--dir RENDERED_GRID_DIR]
 
 Prints one row per track (truth family, detected family, confidence, headline
 and pillars) and the family accuracy. Without --dir the grid is rendered

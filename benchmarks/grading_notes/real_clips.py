@@ -1,7 +1,7 @@
 """Grade every real clip (read in place from ../shared/truth/real), check each
 document with the validator and time the grading + narrative stage.
 
-    /work/venv/bin/python benchmarks/grading_notes/real_clips.py [--limit N]
+    python benchmarks/grading_notes/real_clips.py [--limit N]
 """
 
 from __future__ import annotations

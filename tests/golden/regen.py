@@ -1,6 +1,6 @@
 """Regenerate the golden canned analyses (test mode) in this directory.
 
-    /work/venv/bin/python -m tests.golden.regen        (from the repository root)
+    python -m tests.golden.regen        (from the repository root)
 
 For each (file_name, mastering_status) in CASES it writes
 `canned_<n>.json` = {"file_name", "mastering_status", "analysis": the pending
