@@ -35,3 +35,24 @@ def test_the_two_commands_are_the_ones_ci_runs():
     assert test_command in README and test_command in ci
     assert "trackgrade analyze fixtures/demo.mp3" in README
     assert (Path(__file__).resolve().parents[1] / "fixtures" / "demo.mp3").is_file()
+
+
+def test_the_main_command_grades_the_demo_with_its_known_tempo_and_key():
+    """The README's first command, as a user runs it: the demo track is our own
+    124 BPM A-minor sketch (fixtures/make_demo.py), so its answers are known."""
+    import json
+    import subprocess
+    import sys
+
+    from trackgrade.grading.validate import validate_document
+
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-m", "trackgrade", "analyze", "fixtures/demo.mp3", "--json"],
+                         cwd=root, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert validate_document(doc) == []
+    assert abs(doc["tempo"]["bpm"] - 124.0) <= 0.5
+    assert (doc["key"]["key"], doc["key"]["scale"], doc["key"]["camelot"]) == ("A", "minor", "8A")
+    assert abs(doc["duration_seconds"] - 16 * 4 * 60 / 124) < 0.1
+    assert [s["label"] for s in doc["structure"]["sections"]][-1] == "drop"
