@@ -1,0 +1,1 @@
+"""Tests for trackgrade; tests/truth.py reaches ../shared/truth."""

@@ -1,0 +1,1 @@
+"""Golden documents of the canned test-mode analysis (regenerate: python -m tests.golden.regen)."""

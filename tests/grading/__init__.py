@@ -1,0 +1,1 @@
+"""Grading tests."""

@@ -1,0 +1,1 @@
+"""Signal -> numbers: decode, frames, loudness, dynamics, stereo, spectrum, rhythm, tonal, structure, extract."""
