@@ -18,3 +18,18 @@ def clock(seconds: float) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def mix_rows(mix) -> list[tuple[str, str, str]]:
+    """(label, value, note) for each loudness, dynamics and stereo figure of a
+    `model.Mix`, in reading order."""
+    return [
+        ("Integrated loudness", f"{mix.loudness_lufs:.1f} LUFS", "ITU-R BS.1770-4 / EBU R128"),
+        ("True peak", f"{mix.peak_dbfs:+.1f} dBTP", "4x oversampled; aim for -1 dBTP or below"),
+        ("Loudness range", f"{mix.dynamic_range_db:.1f} LU", "EBU Tech 3342 LRA"),
+        ("Crest factor", f"{mix.crest_factor_db:.1f} dB", "peak to RMS"),
+        ("Dynamic complexity", f"{mix.dynamic_complexity:.2f} dB", "spread of short-term loudness"),
+        ("Stereo width", f"{mix.stereo_width:.2f}", "0 mono, 1 all side"),
+        ("L/R correlation", f"{mix.stereo_correlation:+.2f}", "below 0: phase trouble"),
+        ("Clipping", f"{mix.clipping_pct:.3f} %", "samples at full scale"),
+    ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from trackgrade.display import clock, score_tier
+from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.model import Analysis
 
@@ -403,17 +403,7 @@ def closest_label(analysis: Analysis) -> str:
 
 def _mix_table(analysis: Analysis) -> str:
     mix = analysis.mix
-    rows = (
-        ("Integrated loudness", f"{mix.loudness_lufs:.1f} LUFS", "ITU-R BS.1770-4 / EBU R128"),
-        ("True peak", f"{mix.peak_dbfs:+.1f} dBTP", "4× oversampled"),
-        ("Loudness range", f"{mix.dynamic_range_db:.1f} LU", "EBU Tech 3342"),
-        ("Crest factor", f"{mix.crest_factor_db:.1f} dB", "peak to RMS"),
-        ("Dynamic complexity", f"{mix.dynamic_complexity:.2f} dB", ""),
-        ("Stereo width", f"{mix.stereo_width:.2f}", "0 = mono"),
-        ("L/R correlation", f"{mix.stereo_correlation:+.2f}", "below 0: phase problems"),
-        ("Clipping", f"{mix.clipping_pct:.3f} %", "samples at full scale"),
-        ("Mix score", f"{mix.score}", ""),
-    )
+    rows = mix_rows(mix) + [("Mix score", f"{mix.score}", "")]
     body = "".join(f"<tr><th>{escape(a)}</th><td>{escape(b)}</td><td class='muted'>{escape(c)}"
                    f"</td></tr>" for a, b, c in rows)
     return f'<table class="metrics" id="mix-table">{body}</table>'

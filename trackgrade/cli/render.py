@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.display import clock, score_tier
+from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.model import Analysis
 
@@ -158,19 +158,9 @@ def mix_table(analysis: Analysis) -> Table:
     table.add_column("value", justify="right", style="bold")
     table.add_column("note", style="dim")
     peak_style = "red" if mix.peak_dbfs > -1.0 else ""
-    rows = (
-        ("Integrated loudness", f"{mix.loudness_lufs:.1f} LUFS", "EBU R128"),
-        ("True peak", Text(f"{mix.peak_dbfs:+.1f} dBTP", style=peak_style),
-         "aim for -1 dBTP or below"),
-        ("Loudness range", f"{mix.dynamic_range_db:.1f} LU", "EBU LRA"),
-        ("Crest factor", f"{mix.crest_factor_db:.1f} dB", "peak to RMS"),
-        ("Dynamic complexity", f"{mix.dynamic_complexity:.2f} dB", ""),
-        ("Stereo width", f"{mix.stereo_width:.2f}", "0 mono · 1 all side"),
-        ("L/R correlation", f"{mix.stereo_correlation:+.2f}", "below 0: phase trouble"),
-        ("Clipping", f"{mix.clipping_pct:.3f} %", "samples at full scale"),
-    )
-    for row in rows:
-        table.add_row(*row)
+    for label, value, note in mix_rows(mix):
+        style = peak_style if label == "True peak" else ""
+        table.add_row(label, Text(value, style=style), note)
     table.caption = f"mix score {mix.score}"
     table.caption_justify = "left"
     return table
