@@ -17,7 +17,7 @@ Two implementations share one contract (tests/server/test_server_worker.py):
 - `ThreadExecutor`: the same in threads of this process. Used for test-mode
   jobs (the canned analysis, which never touches the engine) and in tests.
 
-The stage functions (`score_stage`, `enhance_stage`, `canned_*`) are
+The stage functions (`score_stage`, `canned_score_stage`, `enhance_stage`) are
 module-level so they pickle; they return `("ok", value)` or `("error", code,
 message)` instead of raising, because a TrackgradeError does not survive
 pickling with its code.
@@ -107,13 +107,6 @@ def canned_score_stage(data: bytes, file_name: str, mastering_status: str) -> Ou
     return _guard(run)
 
 
-def canned_enhance_stage(analysis: Analysis) -> Outcome:
-    """Test mode: the enhanced narrative, as for live analyses (no engine)."""
-    from trackgrade.grading.diagnosis import enhanced_diagnosis
-
-    return _guard(lambda: analysis.with_diagnosis(enhanced_diagnosis(analysis)))
-
-
 def warm_up() -> bool:
     """Import the pipeline in a fresh worker so the first job is not slowed."""
     import trackgrade.pipeline  # noqa: F401
@@ -153,8 +146,8 @@ class _PoolExecutor:
                     "engine_at_capacity", "the analysis engine is at capacity; retry with "
                     "exponential backoff", headers={"Retry-After": "5"})
             self._pending += 1
-        first, second = ((canned_score_stage, canned_enhance_stage) if job.test_mode
-                         else (score_stage, enhance_stage))
+        first = canned_score_stage if job.test_mode else score_stage
+        second = enhance_stage          # the narrative never touches audio: one stage for both
         try:
             future = self._pool().submit(first, job.data, job.file_name, job.mastering_status)
         except Exception:
