@@ -40,6 +40,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",   # docstrings reflow instead of keeping their line breaks
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
