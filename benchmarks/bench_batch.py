@@ -8,12 +8,11 @@ a whole process (`python -m trackgrade batch DIR --jobs N --json`). The
 machine is shared, so `--repeat N` interleaves the runs and keeps the fastest
 of each, and the load average before each run is printed.
 
-What to expect on a 2-vCPU machine: the engine already overlaps its loudness
-stage with the spectra on a second thread, so a single worker (--jobs 1) keeps
-both cores partly busy, and two workers then gain ~1.3x rather than 2x; the
-workers' BLAS/OpenMP pools are capped at one thread so two workers do not
-oversubscribe. Other processes on a shared machine move the figures by tens of
-percent: compare runs with similar load.
+What to expect on a 2-vCPU machine: each batch worker analyzes on one core
+(`pipeline.analyze(parallel=False)`, BLAS/OpenMP capped at one thread), so
+--jobs N is N cores' worth of work and two workers gain ~1.8x over one. Other
+processes on a shared machine move the figures by tens of percent: compare
+runs with similar load.
 
     python benchmarks/bench_batch.py                # 100 files x 60 s, jobs 1 then 2
     python benchmarks/bench_batch.py --count 20 --seconds 30 --jobs 1 2 --repeat 2

@@ -16,9 +16,10 @@ from trackgrade.model import Analysis
 MASTERING_STATUSES = ("pre-master", "master")
 
 
-def measure(data: bytes, *, file_name: str) -> Features:
-    """Decode the bytes (in memory) and measure everything."""
-    return extract(decode(data, file_name=file_name))
+def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
+    """Decode the bytes (in memory) and measure everything (on one core when
+    `parallel` is False; see `engine.extract.extract`)."""
+    return extract(decode(data, file_name=file_name), parallel=parallel)
 
 
 def grade(features: Features, *, file_name: str, mastering_status: str = "pre-master") -> Analysis:
@@ -32,9 +33,9 @@ def enhance(analysis: Analysis) -> Analysis:
 
 
 def analyze(data: bytes, *, file_name: str, mastering_status: str = "pre-master",
-            enhanced: bool = True) -> Analysis:
+            enhanced: bool = True, parallel: bool = True) -> Analysis:
     """bytes -> the complete Analysis (with the enhanced narrative unless
-    `enhanced` is False)."""
-    analysis = grade(measure(data, file_name=file_name), file_name=file_name,
+    `enhanced` is False; on one core when `parallel` is False)."""
+    analysis = grade(measure(data, file_name=file_name, parallel=parallel), file_name=file_name,
                      mastering_status=mastering_status)
     return enhance(analysis) if enhanced else analysis

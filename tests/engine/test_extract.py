@@ -38,3 +38,26 @@ def test_phase_inverted_channel_keeps_tempo_beats_and_sections(features):
     assert [s.label for s in inverted.structure.sections] == [s.label for s in clean.structure.sections]
     # loudness sums channel powers, so polarity does not change it
     assert inverted.loudness.integrated_lufs == pytest.approx(clean.loudness.integrated_lufs, abs=0.05)
+
+
+def test_one_core_mode_gives_the_same_measurements(features):
+    """extract(parallel=False), as batch workers run it, measures exactly what the
+    two-thread default measures."""
+    from dataclasses import fields
+
+    import numpy as np
+
+    truth, threaded = features["ex_clean"]
+    out, _ = render_specs(SPECS)
+    single = extract(decode(Path(out, truth["file"]).read_bytes(), file_name=truth["file"]),
+                     parallel=False)
+    for part in ("loudness", "dynamics", "stereo", "spectrum", "rhythm", "tonality", "structure"):
+        a, b = getattr(threaded, part), getattr(single, part)
+        for field in fields(a):
+            x, y = getattr(a, field.name), getattr(b, field.name)
+            if isinstance(x, np.ndarray):
+                np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-9, err_msg=f"{part}.{field.name}")
+            elif isinstance(x, float):
+                assert x == pytest.approx(y, rel=1e-6, abs=1e-9), f"{part}.{field.name}"
+            else:
+                assert x == y, f"{part}.{field.name}"

@@ -117,7 +117,9 @@ def grade_file(path: str, mastering_status: str) -> tuple[dict, dict | None]:
     start = time.perf_counter()
     try:
         data = Path(path).read_bytes()
-        analysis = analyze(data, file_name=Path(path).name, mastering_status=mastering_status)
+        # each worker process is one core's worth of work: --jobs N uses N cores
+        analysis = analyze(data, file_name=Path(path).name, mastering_status=mastering_status,
+                           parallel=False)
     except TrackgradeError as exc:
         return failed_row(path, exc.code, exc.message, time.perf_counter() - start), None
     except OSError as exc:

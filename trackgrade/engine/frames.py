@@ -199,20 +199,22 @@ def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpec
                               hop / sample_rate, n_fft, sample_rate, n)
 
 
-def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None) -> Spectrogram:
+def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
+                  workers: int = -1) -> Spectrogram:
     """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels.
     With `executor` (a concurrent.futures executor) the channels after the
-    first are transformed there while the calling thread does the first."""
+    first are transformed there while the calling thread does the first;
+    without one, `workers` FFT threads share each transform (-1: all cores)."""
     n_fft = _pow2_for(1.486, sample_rate)
     hop = n_fft // 2
     # the frames are read straight from the strided channel columns (no copies)
     later = [executor.submit(_framed_power, samples[:, ch], n_fft, hop, 16, workers=1)
              for ch in range(1, samples.shape[1])] if executor is not None else []
-    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else -1)
+    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else workers)
     for ch in range(1, samples.shape[1]):
         if later:
             power += later[ch - 1].result()
         else:
-            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power)
+            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)
