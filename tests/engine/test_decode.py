@@ -600,3 +600,30 @@ def test_real_clips_decode(row):
     tolerance = 0.25 if audio.container == "mp3" else 0.01   # MP3: encoder delay, gapless trim
     assert abs(audio.duration_s - duration) < tolerance
     assert not audio.truncated
+
+
+def _long_flac(seconds: float = 75.0, rate: int = 22050) -> tuple[bytes, np.ndarray]:
+    rng = np.random.default_rng(75)
+    t = np.arange(int(seconds * rate)) / rate
+    x = np.stack([0.4 * np.sin(2 * np.pi * 220 * t), 0.3 * np.sin(2 * np.pi * 331 * t)], axis=1)
+    x += 0.05 * rng.standard_normal(x.shape)
+    buffer = io.BytesIO()
+    sf.write(buffer, x.astype(np.float32), rate, format="FLAC", subtype="PCM_16")
+    data = buffer.getvalue()
+    reference, _ = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    return data, reference
+
+
+def test_a_long_flac_decoded_in_two_halves_equals_one_sequential_decode():
+    data, reference = _long_flac()
+    audio = decode(data, file_name="long.flac")
+    assert not audio.truncated
+    np.testing.assert_array_equal(audio.samples, reference)
+
+
+def test_a_long_flac_cut_short_still_decodes_what_is_there_and_says_so():
+    data, reference = _long_flac()
+    audio = decode(data[: len(data) * 2 // 3], file_name="cut.flac")
+    assert audio.truncated and audio.declared_duration_s == pytest.approx(75.0)
+    assert 40.0 < audio.duration_s < 60.0
+    np.testing.assert_array_equal(audio.samples, reference[: audio.frames])

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import io
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -674,7 +675,8 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
     cap = int(MAX_DURATION_S * info.sample_rate) + 1
     start = _id3_end(data) if info.container == "flac" and bytes(data[:3]) == b"ID3" else 0
     name = CONTAINER_NAMES[info.container]
-    handle = _open_soundfile(bytes(memoryview(data)[start:]) if start else data, name)
+    payload = bytes(memoryview(data)[start:]) if start else data
+    handle = _open_soundfile(payload, name)
     if info.container == "mp3" and info.frames and handle.frames < info.frames - 2304:
         # libsndfile under-estimated an untagged MP3 and would stop reading there
         sync = _mp3_first_frame(data)
@@ -682,6 +684,13 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
         if tagged is not None:
             handle.close()
             handle = _open_soundfile(tagged, name)
+    if (info.container == "flac" and 0 < handle.frames < cap
+            and handle.frames >= _HALVES_FROM_S * info.sample_rate):
+        whole = _decode_flac_in_halves(handle, payload)
+        if whole is not None:
+            return whole, False
+        handle.close()                  # a damaged stream: decode it afresh, in order
+        handle = _open_soundfile(payload, name)
     with handle:
         known = 0 < handle.frames < cap
         out = np.empty((handle.frames if known else min(cap, 30 * info.sample_rate),
@@ -712,6 +721,44 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
     # total sample count (libsndfile fails its last read) promised nothing.
     declared = info.frames if info.container == "flac" else None
     return samples, declared is not None and pos < declared
+
+
+_HALVES_FROM_S = 60.0    # FLACs at least this long decode as two halves on two threads
+
+
+def _decode_flac_in_halves(handle: sf.SoundFile, payload: bytes) -> np.ndarray | None:
+    """A long FLAC of known length decoded as two halves at once: FLAC frames
+    decode independently, libsndfile seeks sample-exactly, and cffi releases
+    the GIL during the C calls, so the halves run on two cores. The samples are
+    those of one sequential decode. None when any read falls short or fails
+    (a damaged stream): the caller then decodes sequentially and keeps what is
+    readable. Closes nothing; the caller still owns `handle`."""
+    frames, channels = handle.frames, handle.channels
+    out = np.empty((frames, channels), dtype=np.float32)
+    middle = frames // 2
+
+    def read(part: sf.SoundFile, start: int, end: int) -> bool:
+        try:
+            part.seek(start)
+            pos = start
+            while pos < end:
+                got = part.read(out=out[pos:min(end, pos + _BLOCK_FRAMES)]).shape[0]
+                if got == 0:
+                    return False
+                pos += got
+            return True
+        except (sf.LibsndfileError, RuntimeError):
+            return False
+
+    try:
+        second = sf.SoundFile(io.BytesIO(payload))
+    except (sf.LibsndfileError, RuntimeError, ValueError):
+        return None
+    with second, ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(read, second, middle, frames)
+        first_ok = read(handle, 0, middle)
+        ok = later.result() and first_ok
+    return out if ok else None
 
 
 def _open_soundfile(data: bytes, name: str) -> sf.SoundFile:
