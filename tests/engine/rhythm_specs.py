@@ -4,6 +4,9 @@ so one cached render), and how both load them: through the real decoder."""
 from __future__ import annotations
 
 from trackgrade.engine.decode import decode
+from trackgrade.engine.frames import mono_mix
+
+from truth import render_specs
 
 SPECS = [
     {"name": "house_124", "style": "house", "bpm": 124, "key": "A", "seconds": 45, "seed": 1},
@@ -25,3 +28,11 @@ def load(path):
     """(samples, sample_rate) of a rendered file, decoded from its bytes."""
     audio = decode(path.read_bytes(), file_name=path.name)
     return audio.samples, audio.sample_rate
+
+
+def rendered():
+    """(truth entry, mono mix, sample rate, duration) for every track of SPECS."""
+    out, truth = render_specs(SPECS)
+    for entry in truth:
+        samples, rate = load(out / entry["file"])
+        yield entry, mono_mix(samples), rate, samples.shape[0] / rate

@@ -6,22 +6,17 @@ import numpy as np
 import pytest
 
 from trackgrade.engine.features import Rhythm
-from trackgrade.engine.frames import mono_mix, short_stft
+from trackgrade.engine.frames import short_stft
 from trackgrade.engine.rhythm import (estimate_tempo, measure_rhythm, onset_envelope,
                                       pick_onsets, track_beats)
-from truth import render_specs
 
-from .rhythm_specs import SPECS, load
+from .rhythm_specs import rendered
+
 
 @pytest.fixture(scope="module")
 def tracks():
-    out, truth = render_specs(SPECS)
-    result = {}
-    for t in truth:
-        x, sr = load(out / t["file"])
-        mono = mono_mix(x)
-        result[t["name"]] = (t, mono, sr, measure_rhythm(short_stft(mono, sr), x.shape[0] / sr))
-    return result
+    return {t["name"]: (t, mono, sr, measure_rhythm(short_stft(mono, sr), duration))
+            for t, mono, sr, duration in rendered()}
 
 
 def beat_f_measure(est, ref, window=0.07):

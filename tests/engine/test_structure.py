@@ -6,21 +6,18 @@ import numpy as np
 import pytest
 
 from trackgrade.engine.features import SECTION_LABELS, Structure
-from trackgrade.engine.frames import mono_mix, short_stft
+from trackgrade.engine.frames import short_stft
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.structure import measure_structure
 from truth import render_specs
 
-from .rhythm_specs import SPECS, load
+from .rhythm_specs import SPECS, load, rendered
 
 @pytest.fixture(scope="module")
 def tracks():
-    out, truth = render_specs(SPECS)
     result = {}
-    for t in truth:
-        x, sr = load(out / t["file"])
-        spec = short_stft(mono_mix(x), sr)
-        dur = x.shape[0] / sr
+    for t, mono, sr, dur in rendered():
+        spec = short_stft(mono, sr)
         rh = measure_rhythm(spec, dur)
         st = measure_structure(spec, dur, beat_times=rh.beat_times, bpm=rh.bpm)
         result[t["name"]] = (t, spec, dur, rh, st)
