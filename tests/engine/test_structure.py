@@ -13,6 +13,7 @@ from truth import render_specs
 
 from .rhythm_specs import SPECS, load, rendered
 
+
 @pytest.fixture(scope="module")
 def tracks():
     result = {}
