@@ -435,16 +435,23 @@ def test_list_shows_the_calling_keys_analyses_and_get_the_accounts():
         assert [d["id"] for d in listed["data"]] == [mine]
         assert s.request("GET", f"/v1/analyses/{theirs}", key=first).status == 200
         reply = s.request("GET", f"/v1/analyses?starting_after={theirs}", key=first)
-        assert reply.status == 400 and reply.error["param"] == "starting_after"
+        assert reply.status == 404 and reply.error["param"] == "starting_after"
     finally:
         s.stop()
+
+
+@pytest.mark.parametrize("param", ["starting_after", "ending_before"])
+def test_an_unknown_cursor_is_404_like_an_unknown_id(server, param):
+    key, _ = server.key("test")
+    reply = server.request("GET", f"/v1/analyses?{param}={uuid.uuid4()}", key=key)
+    assert reply.status == 404, reply.body
+    assert reply.error["code"] == "not_found" and reply.error["param"] == param
 
 
 @pytest.mark.parametrize("query,param", [("limit=0", "limit"), ("limit=101", "limit"),
                                          ("limit=abc", "limit"), ("limit=-1", "limit"),
                                          ("limit=1&limit=2", "limit"),
                                          ("starting_after=nope", "starting_after"),
-                                         (f"starting_after={uuid.uuid4()}", "starting_after"),
                                          ("color=red", "color")])
 def test_list_parameter_errors(server, query, param):
     key, _ = server.key("test")
