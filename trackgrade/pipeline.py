@@ -19,7 +19,7 @@ MASTERING_STATUSES = ("pre-master", "master")
 def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
     """Decode the bytes (in memory) and measure everything (on one core when
     `parallel` is False; see `engine.extract.extract`)."""
-    return extract(decode(data, file_name=file_name), parallel=parallel)
+    return extract(decode(data, file_name=file_name, parallel=parallel), parallel=parallel)
 
 
 def grade(features: Features, *, file_name: str, mastering_status: str = "pre-master") -> Analysis:

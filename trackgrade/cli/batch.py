@@ -37,14 +37,13 @@ from rich.text import Text
 from trackgrade.cli.analyze import JsonOption, Mastering, MasteringOption, stderr_console
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.errors import TrackgradeError
+# Native thread pools a worker could start; each worker gets one thread, as the
+# processes themselves are the parallelism (the server's workers do the same).
+from trackgrade.server.worker import THREAD_ENV_VARS  # noqa: F401
 
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
 CSV_COLUMNS = ("path", "status", "score", "grade", "bpm", "key", "camelot", "genre",
                "loudness_lufs", "true_peak", "error_code", "error_message", "seconds")
-# Native thread pools a worker could start; each worker gets one thread, as the
-# processes themselves are the parallelism.
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
 

@@ -628,7 +628,7 @@ def _with_frame_count(data: bytes, sync: int, frames: int) -> bytes | None:
 
 # --- decoding --------------------------------------------------------------
 
-def decode(data: bytes, *, file_name: str) -> DecodedAudio:
+def decode(data: bytes, *, file_name: str, parallel: bool = True) -> DecodedAudio:
     """The caller's bytes (never a file) -> float32 (frames, channels) in [-1, 1].
 
     `declared_duration_s` is set only when `truncated` (what the header
@@ -640,7 +640,7 @@ def decode(data: bytes, *, file_name: str) -> DecodedAudio:
     if layout is not None:
         samples, truncated = _read_raw(data, layout, info.channels), info.truncated
     else:
-        samples, truncated = _read_soundfile(data, info)
+        samples, truncated = _read_soundfile(data, info, parallel=parallel)
     seconds = samples.shape[0] / info.sample_rate
     _check_duration_limit(seconds, "the audio is")
     _check_min_duration(seconds, info.declared_duration_s if truncated else None)
@@ -686,7 +686,8 @@ def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool) -> np.nd
     return out
 
 
-def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
+def _read_soundfile(data: bytes, info: AudioInfo, *,
+                    parallel: bool = True) -> tuple[np.ndarray, bool]:
     """FLAC/MP3 through libsndfile, block-wise into one buffer, never past the
     duration limit. A stream that breaks off keeps what decoded (truncated)."""
     cap = int(MAX_DURATION_S * info.sample_rate) + 1
@@ -701,7 +702,7 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
         if tagged is not None:
             handle.close()
             handle = _open_soundfile(tagged, name)
-    if (info.container == "flac" and 0 < handle.frames < cap
+    if (parallel and info.container == "flac" and 0 < handle.frames < cap
             and handle.frames >= _HALVES_FROM_S * info.sample_rate):
         whole = _decode_flac_in_halves(handle, payload)
         if whole is not None:
