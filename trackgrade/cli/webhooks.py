@@ -43,8 +43,9 @@ def verify_webhook(
     secret: SecretOption,
     header: Annotated[list[str], typer.Option(
         "--header", show_default=False,
-        help="'Service-Signature: t=…,v1=…' (or just its value); repeat it for the Standard "
-             "Webhooks trio 'webhook-id: …', 'webhook-timestamp: …', 'webhook-signature: …'.")],
+        help="'Service-Signature: t=…,v1=…' (or just its value); repeat it for the "
+             "Standard Webhooks trio 'webhook-id: …', 'webhook-timestamp: …', "
+             "'webhook-signature: …'.")],
     body_file: Annotated[Optional[Path], typer.Option(
         "--body-file", show_default=False,
         help="The raw body as received (default: read stdin).")] = None,
