@@ -16,6 +16,10 @@ BAND_NAMES = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
 BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
                  (4000, 8000), (8000, 20000))
 SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
+# CONTRACT.md section 4: how a tempo alternative relates to the reported tempo
+# (alternative bpm = reported bpm x ratio).
+TEMPO_RELATIONS = {"half": 0.5, "double": 2.0, "two_thirds": 2.0 / 3.0, "three_halves": 1.5,
+                   "three_quarters": 0.75, "four_thirds": 4.0 / 3.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +76,14 @@ class Spectrum:
     bands_pct: dict                 # BAND_NAMES -> percent, summing to 100
     centroid_hz: float
     band_energy_over_time: np.ndarray | None = None   # (frames, 7) dB, optional
+    low_rolloff_hz: float = 20.0    # where the low end starts (spectrum.low_rolloff_hz)
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """The high-frequency floor of the quietest moments (noise.measure_noise_floor)."""
+    floor_db: float                 # P5 of 5 kHz+ frame power re the mean total power, dB
+    steadiness_db: float            # median - P5 of the 5 kHz+ frame power, dB (small = steady)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +96,16 @@ class Rhythm:
     danceability: float             # DFA-based, 0..3 like Essentia's Danceability
     tempo_confidence: float         # 0..1
     tempo_salient: bool             # False when there is no pulse to speak of
+    tempo_alternatives: tuple = ()  # tuple[TempoReading, ...], best first, at most 3
+
+
+@dataclass(frozen=True)
+class TempoReading:
+    """Another plausible reading of the tempo, related to `Rhythm.bpm` by
+    `relation` (one of TEMPO_RELATIONS)."""
+    bpm: float
+    relation: str
+    confidence: float               # 0..1
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,7 @@ class Key:
     scale: str                      # "major" | "minor"
     camelot: str                    # "1A".."12B"
     confidence: float               # 0..1
+    alternatives: tuple = ()        # tuple[Key, ...]: up to 2 next-best keys, best first
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,3 +156,4 @@ class Features:
     structure: Structure
     timings_s: dict = field(default_factory=dict)   # stage -> seconds, for benchmarks
     declared_duration_s: float | None = None         # what a truncated file's header promised
+    noise_floor: NoiseFloor | None = None            # None when not measured
