@@ -83,6 +83,10 @@ SILENCE_PEAK = 10 ** (-100 / 20)     # -100 dBFS
 ACCEPTED = "send WAV, MP3, AIFF or FLAC"
 _CHUNK_SAMPLES = 1 << 20     # 24-bit conversion works in 4 MB pieces
 _BLOCK_FRAMES = 1 << 14      # a stream that breaks off loses at most one block
+# FLAC/MP3 frames one byte can plausibly carry when preallocating (music FLAC
+# holds ~0.3-3 frames per byte, an 8 kbit/s MP3 ~20; near-silence beyond this
+# still decodes, the buffer grows as it goes)
+_PLAUSIBLE_FRAMES_PER_BYTE = 64
 
 CONTAINER_NAMES = {
     "wav": "WAV", "aiff": "AIFF", "flac": "FLAC", "mp3": "MP3",
@@ -702,7 +706,10 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
         if tagged is not None:
             handle.close()
             handle = _open_soundfile(tagged, name)
-    if (parallel and info.container == "flac" and 0 < handle.frames < cap
+    # a header's length is believed up to what the bytes could plausibly hold:
+    # a 50-byte FLAC claiming 19 minutes must not reserve 19 minutes of samples
+    plausible = max(_BLOCK_FRAMES, _PLAUSIBLE_FRAMES_PER_BYTE * len(payload))
+    if (parallel and info.container == "flac" and 0 < handle.frames < min(cap, plausible)
             and handle.frames >= _HALVES_FROM_S * info.sample_rate):
         whole = _decode_flac_in_halves(handle, payload)
         if whole is not None:
@@ -711,8 +718,8 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
         handle = _open_soundfile(payload, name)
     with handle:
         known = 0 < handle.frames < cap
-        out = np.empty((handle.frames if known else min(cap, 30 * info.sample_rate),
-                        handle.channels), dtype=np.float32)
+        first = handle.frames if known else min(cap, 30 * info.sample_rate)
+        out = np.empty((min(first, plausible), handle.channels), dtype=np.float32)
         pos, broken = 0, ""
         try:
             while pos < cap:
