@@ -267,8 +267,10 @@ def test_pacer_keeps_every_minute_within_the_limit():
     now = [0.0]
     sent: list[float] = []
     pacer = Pacer(10, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
-    for _ in range(40):
+    for i in range(40):
         pacer.wait()
         sent.append(now[0])
+        now[0] += 0.5 if i % 7 else 13.0          # bursts and pauses
+    assert sent[:10] == sorted(sent[:10]) and sent[9] < 60     # a burst goes at once
     for start in sent:
         assert sum(1 for t in sent if start <= t < start + 60) <= 10

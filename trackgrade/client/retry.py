@@ -14,6 +14,7 @@ from __future__ import annotations
 import random as _random
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -54,25 +55,33 @@ class RetryPolicy:
 
 
 class Pacer:
-    """Spaces requests so that no 60-second span holds more than `per_minute`
-    of them (shared by every thread of one client): a token bucket with a
-    burst of one, refilled at (per_minute - 1) / 60 per second."""
+    """Keeps this client within `per_minute` requests in any `window`-second
+    span (61 s: a second of margin for network delay), so a fixed per-minute
+    window on the server never sees more: bursts go at once, and once the
+    budget is used each request waits for the oldest of the last `per_minute`
+    to leave the window. Shared by every thread of one client."""
 
-    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, per_minute: int, *, window: float = 61.0,
+                 clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         if per_minute < 1:
             raise ValueError(f"per_minute must be at least 1, given {per_minute}")
-        self.interval = 60.0 / max(1, per_minute - 1) if per_minute > 1 else 60.0
+        self.per_minute = int(per_minute)
+        self.window = float(window)
         self._clock = clock
         self._sleep = sleep
-        self._next = 0.0
+        self._sent: deque[float] = deque()
         self._lock = threading.Lock()
 
     def wait(self) -> None:
-        """Block until this caller may send its request."""
+        """Block until this caller may send its request (and count it as sent)."""
         with self._lock:
             now = self._clock()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
+            slot = now
+            if len(self._sent) >= self.per_minute:
+                slot = max(now, self._sent[-self.per_minute] + self.window)
+            self._sent.append(slot)
+            while len(self._sent) > self.per_minute:
+                self._sent.popleft()
         if slot > now:
             self._sleep(slot - now)
