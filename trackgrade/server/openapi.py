@@ -8,6 +8,7 @@ url_map and the codes the server raises.
 
 from __future__ import annotations
 
+from trackgrade.engine.features import TEMPO_RELATIONS
 from trackgrade.errors import ERROR_CODES
 
 VERSION = "1.0.0"
@@ -49,6 +50,8 @@ def schemas() -> dict:
                       "param": _NSTR, "doc_url": {"type": ["string", "null"], "format": "uri"},
                       "request_id": _STR}, ("type", "code", "message"))
     bands = _obj({b: _NUM for b in BANDS})
+    key_reading = {"key": _STR, "scale": {"enum": ["major", "minor"]}, "camelot": _STR,
+                   "open_key": _STR, "confidence": _NUM}
     analysis_props = {
         "object": {"const": "analysis"}, "id": _UUID,
         "status": {"enum": ["processing", "complete", "failed"]},
@@ -61,9 +64,12 @@ def schemas() -> dict:
                                            "D+", "D", "D-", "F"]}, "label": _STR}),
         "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
                                             "frequency_balance", "energy", "structure")}),
-        "tempo": _obj({"bpm": _NUM, "regularity": _NUM}),
-        "key": {"oneOf": [_obj({"key": _STR, "scale": _STR, "camelot": _STR,
-                                "confidence": _NUM}), {"type": "null"}]},
+        "tempo": _obj({"bpm": _NUM, "regularity": _NUM, "confidence": _NUM,
+                       "alternatives": {"type": "array", "maxItems": 3, "items": _obj({
+                           "bpm": _NUM, "relation": {"enum": list(TEMPO_RELATIONS)},
+                           "confidence": _NUM})}}),
+        "key": {"oneOf": [_obj({**key_reading, "alternatives": {
+            "type": "array", "maxItems": 2, "items": _obj(key_reading)}}), {"type": "null"}]},
         "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM}),
         "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
                            "centroid_hz": _NUM, "score": _SCORE}),
