@@ -137,9 +137,10 @@ def _scored(c: _Checker, doc: dict) -> None:
         if ok and key["camelot"] != camelot_for(key["key"], key["scale"]):
             c.fail("key.camelot", f"{key['camelot']!r} is not the Camelot code of {key['key']} {key['scale']}")
         c.number(key["confidence"], "key.confidence", 0, 1)
-    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence")):
+    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence", "target")):
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
+        c.string(g["target"], "genre.target", (*genre_keys, "reference"))
         if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)
