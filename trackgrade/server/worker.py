@@ -47,9 +47,9 @@ class Job:
     analysis_id: str
     file_name: str
     mastering_status: str
-    genre: str | None = None
     data: bytes = field(repr=False, default=b"")
     test_mode: bool = False
+    genre: str | None = None          # grade against this profile (None: the detected family)
 
 
 class Sink(Protocol):
