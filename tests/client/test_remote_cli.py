@@ -143,18 +143,16 @@ def test_unreachable_server_and_missing_key(served, tmp_path):
     assert missing.exit_code == 2 and "no API key" in missing.stderr
 
 
-def test_genre_is_sent(served, tmp_path):
-    """`--genre` reaches the server: a server without the genre field (before
-    CONTRACT.md's `genre` on POST /analyses) refuses it by name, a server with
-    it grades against that profile."""
+def test_genre_is_sent_and_graded_against(served, tmp_path):
     track = tmp_path / "g.wav"
     track.write_bytes(wav_bytes(2))
-    shown = run(served, "remote", "analyze", str(track), "--genre", "house", "--wait", "--json")
-    if shown.exit_code == 2:
-        assert "code parameter_unknown, param genre" in shown.stderr
-    else:
-        assert shown.exit_code == 0, shown.output
-        assert json.loads(shown.stdout)["genre"].get("target") == "house"
+    shown = run(served, "remote", "analyze", str(track), "--genre", "drum_and_bass", "--wait",
+                "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["genre"]["target"] == "drum_and_bass"
+    unknown = run(served, "remote", "analyze", str(track), "--genre", "polka")
+    assert unknown.exit_code == 2
+    assert "code parameter_invalid, param genre" in unknown.stderr
 
 
 def test_batch_remote_writes_the_same_results_file(served, tmp_path):

@@ -17,8 +17,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (JsonOption, Mastering, MasteringOption, check_readable,
-                                    stderr_console, stdout_console)
+from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+                                    check_readable, stderr_console, stdout_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
 
@@ -32,9 +32,6 @@ BaseUrlOption = Annotated[Optional[str], typer.Option(
 KeyOption = Annotated[Optional[str], typer.Option(
     "--key", envvar="TRACKGRADE_API_KEY", show_envvar=True,
     help="API key svc_live_… or svc_test_… (default: TRACKGRADE_API_KEY).",
-    show_default=False)]
-GenreOption = Annotated[Optional[str], typer.Option(
-    "--genre", help="Grade against this profile (a key of `trackgrade genres`).",
     show_default=False)]
 TimeoutOption = Annotated[float, typer.Option(
     "--timeout", min=1, help="With --wait: give up after this many seconds.")]

@@ -128,9 +128,9 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
     return row_for(path, analysis, seconds), analysis.to_dict()
 
 
-def remote_runner(base_url: str | None, key: str | None, *, genre: str | None = None,
+def remote_runner(base_url: str | None, key: str | None, *,
                   jobs: int | None = None) -> Callable:
-    """A runner for batch: `(files, mastering_status, workers, on_result)`.
+    """A runner for batch: `(files, mastering_status, workers, on_result, genre)`.
     Reads the key's limits first (a bad key or URL fails the batch at once,
     before any file)."""
     from trackgrade.cli.remote import make_client
@@ -144,7 +144,8 @@ def remote_runner(base_url: str | None, key: str | None, *, genre: str | None = 
     slots = max(1, min(int(limits["in_flight"]), jobs or int(limits["in_flight"])))
 
     def run(files: list[str], mastering_status: str, _workers: int,
-            on_result: Callable[[dict, Optional[dict]], None]) -> None:
+            on_result: Callable[[dict, Optional[dict]], None], genre: str | None = None,
+            _references: tuple = ()) -> None:
         pool = ThreadPoolExecutor(max_workers=min(slots, len(files)),
                                   thread_name_prefix="trackgrade-remote")
         futures = {pool.submit(grade_remote, client, path, mastering_status, genre,
