@@ -170,7 +170,7 @@ def lock_data_dir(data_dir: str) -> int:
     """Hold `<data_dir>/server.lock` exclusively (the returned descriptor
     keeps it); StoreError naming the directory when another server has it."""
     try:
-        os.makedirs(data_dir, exist_ok=True)
+        os.makedirs(data_dir, mode=0o700, exist_ok=True)
         fd = os.open(os.path.join(data_dir, SERVER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StoreError(f"cannot open data directory {data_dir}: "

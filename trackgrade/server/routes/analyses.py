@@ -132,6 +132,7 @@ def blueprint(ctx) -> Blueprint:
         return json_response(body, status, headers)
 
     def replay_response(record: dict):
+        record = ctx.lifecycle.replayed(record)
         return stored_response(int(record["status"]), record["body"],
                                record.get("headers") or {}, True)
 

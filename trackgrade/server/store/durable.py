@@ -95,7 +95,7 @@ class TinyDBStore(MemoryStore):
         self._compactor: threading.Thread | None = None
         self._flock_depth = 0
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._lockfd = os.open(self.root / "store.lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.root}: "
