@@ -17,9 +17,9 @@ import fuzzing  # noqa: E402
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["test", "live"])
 def test_schemathesis_finds_nothing(mode):
-    result = fuzzing.run(mode, max_examples=20, seed=20261123)
+    result = fuzzing.run(mode, max_examples=12, seed=20261123)
     assert result.exit_code == 0 and result.failures == [] and result.errors == [], result.output
-    assert result.generated >= 300, result.output
+    assert result.generated >= 200, result.output
     assert result.server_errors == 0, result.statuses
     assert result.served >= result.generated
     if mode == "test":      # the links reached the upload step with valid tokens
