@@ -1,8 +1,13 @@
-"""`trackgrade report FILE`: analyze a file and write a self-contained HTML report."""
+"""`trackgrade report FILE`: analyze a file and write a self-contained HTML report.
+
+The file is read once into memory; the Analysis comes from the pipeline and
+the report's time series (waveform envelope, stereo correlation, true-peak
+overs, clipped regions) from the decoded samples (`trackgrade.report.timeline`).
+`--json` prints the Analysis document on stdout, exactly as `analyze --json`.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -10,8 +15,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (JsonOption, Mastering, MasteringOption, analyze_path,
-                                    check_readable, stderr_console)
+from trackgrade.cli.analyze import (JsonOption, Mastering, MasteringOption, check_readable,
+                                    dump_json, stderr_console)
+from trackgrade.cli.errors import read_input_file
 from trackgrade.errors import TrackgradeError
 
 
@@ -28,37 +34,57 @@ def write_text(path: Path, text: str) -> None:
                               f"cannot write '{path}': {exc.strerror or exc}", param="out") from None
 
 
+def build_report(path: Path, mastering_status: str):
+    """(Analysis, HTML) for one file, read into memory once."""
+    from trackgrade.engine.decode import decode
+    from trackgrade.pipeline import analyze as run_pipeline
+    from trackgrade.report import render_report, timeline_of
+
+    check_readable(path)
+    data = read_input_file(path)
+    try:
+        analysis = run_pipeline(data, file_name=path.name, mastering_status=mastering_status)
+        timeline = timeline_of(decode(data, file_name=path.name), analysis)
+    except TrackgradeError as exc:
+        raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
+                              param=exc.param) from None
+    return analysis, render_report(analysis, timeline=timeline)
+
+
 def report(
-    file: Annotated[Path, typer.Argument(help="An audio file (WAV, AIFF, FLAC, MP3).",
-                                         show_default=False)],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An audio file (WAV, AIFF, "
+                                         "FLAC, MP3).", show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Where to write the HTML ('-' for stdout). "
-                            "Default: <stem>.report.html in the current directory.",
-        show_default=False)] = None,
+        "--out", "-o", metavar="FILE",
+        help="Where to write the HTML ('-' for stdout). Default: <stem>.report.html in the "
+             "current directory.", show_default=False)] = None,
     mastering: MasteringOption = Mastering.pre_master,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyze a file and write a self-contained HTML report (inline SVG charts, no network):
-    score and grade, pillars, band balance against the genre ideal, loudness and energy over
-    time with the sections, tempo/key/genre, the diagnosis and the feedback."""
-    from trackgrade.report import render_report
+    """Write a self-contained HTML report of one track: one file, no network, prints well.
 
-    check_readable([file])
+    It shows the score and grade, the pillars, the tonal balance in dB against the genre
+    target with its tolerance band, one timeline (waveform, short-term loudness against the
+    target range, true-peak overs, clipped regions, the sections and their loudness) with the
+    stereo correlation beneath it, the key on a Camelot wheel, the diagnosis and the feedback.
+    """
+    if as_json and out is not None and str(out) == "-":
+        raise TrackgradeError("parameter_invalid",
+                              "--json and --out - both write to stdout; choose one", param="out")
     err = stderr_console()
     status = (err.status(f"Analyzing {file.name}…", spinner="dots")
               if err.is_terminal else nullcontext())
     with status:
-        analysis = analyze_path(file, mastering.value)
-    html = render_report(analysis)
+        analysis, html = build_report(file, mastering.value)
     if out is not None and str(out) == "-":
         sys.stdout.write(html)
         return
     target = out if out is not None else default_report_path(file)
     write_text(target, html)
+    note = (f"{target}  ({analysis.grade.letter}, {analysis.score}/100, "
+            f"{len(html.encode('utf-8')) / 1024:.0f} KiB)")
     if as_json:
-        sys.stdout.write(json.dumps({"out": str(target), "file_name": analysis.file_name,
-                                     "score": analysis.score,
-                                     "grade": analysis.grade.letter}) + "\n")
+        sys.stdout.write(dump_json(analysis.to_dict()) + "\n")
+        typer.echo(note, err=True)
     else:
-        typer.echo(f"{target}  ({analysis.grade.letter}, {analysis.score}/100, "
-                   f"{len(html) / 1024:.0f} KiB)")
+        typer.echo(note)
