@@ -1,41 +1,50 @@
 """Regenerate trackgrade/grading/genres.json: the genre profiles as data.
 
-    python benchmarks/grading_notes/derive_genres.py [TRUTH_JSON]
+    python benchmarks/grading_notes/derive_genres.py
 
-Where every number comes from (see benchmarks/GENRES.md for the table):
+Where every number comes from (benchmarks/GENRES.md has the table and the
+references; ../shared/research/spectral-balance.md the measurements):
 
-* ideal_bands of the nine families the synthetic generator renders (house,
-  techno, trance, drum_and_bass, dubstep, hardstyle, breakbeat, downtempo,
-  ambient) and of the labels deep_house / tech_house: the mean
-  `band_energy_pct` of the clean tracks of that style in the `visible` grid
-  (../shared/truth/synth, truth measured on the decoded file with the same band
-  edges as CONTRACT.md), plus the defect tracks whose defect leaves the
-  spectrum alone (tempo_drift, clip_db, noise_db, mono, silence_gap_s).
-  The house family averages house, deep_house and tech_house tracks.
-* uk_garage and electro (not rendered by the generator) and the other label
-  entries: a documented blend or tilt of measured profiles (BLENDS / LABELS);
-  ambient is 0.9 synth ambient + 0.1 downtempo (ADJUST: the synthetic pads
-  have no energy below 60 Hz, real ambient does).
+* ideal_bands: one measured basis for every family, the long-term average
+  spectrum of 12,345 popular-music tracks (Elowsson & Friberg 2017: the
+  quadratic fit in dB per Hz on x = 1 + 60 log2(f / 30 Hz)) plus the offsets
+  the 13 recent commercial tracks (electronic, pop, country, metal) show against
+  it (+7.1 dB at 63-160 Hz, +1.1 at 200-500 Hz, +0.4 at 630 Hz-1.6 kHz, +0.9 at
+  2-5 kHz, +4.4 at 6.3-12.5 kHz; interpolated on log frequency between the
+  region centres). Below 94 Hz the sub region is the least certain number (the
+  lower fit continues to 1 % sub, the upper one to 19 %): the basis takes the
+  mean in dB of the two continuations. Integrated per Hz over the CONTRACT
+  band edges (`BASE`).
+* per-family adjustments (`ADJUST_DB`, at most 3 dB per band): the direction
+  the sources give - more percussive / electronic music carries more energy
+  below 150 Hz and above 5 kHz (Elowsson & Friberg; Pestana et al. 2013; Hove
+  et al. 2019: the low end grew), music without a strong beat or bass
+  instrument less (up to 10 dB less below 100 Hz per Elowsson & Friberg).
+  The labels are their family tilted by a few dB in the direction of the
+  usual description of the subgenre (`LABELS`).
+* band tolerances live in trackgrade/grading/limits.py (BAND_TOLERANCE_DB),
+  from the between-track spread the same research measures.
 * bpm ranges: the published genre tempo conventions (Beatport genre pages,
-  Ishkur's Guide, Butler "Unlocking the Groove" 2006), kept wide enough to
-  contain the generator's style range.
-* loudness, crest and LRA targets: the synthetic clean tracks (crest = sample
-  peak - RMS; LRA per Tech 3342) widened to published club/streaming practice
-  (club masters -9..-6 LUFS integrated, heavier genres louder; pre-masters
-  -23..-14 LUFS with >= 3 dB true-peak headroom).
+  Ishkur's Guide, Butler "Unlocking the Groove" 2006).
+* loudness, crest and LRA targets: published club/streaming practice (club
+  masters -10..-6 LUFS integrated, heavier genres louder; pre-masters
+  -23..-14 LUFS with >= 3 dB true-peak headroom; PLR/crest 6-12 dB, LRA 3-8 LU
+  for mastered EDM; ambient and downtempo wider).
+
+The synthetic grid is not a source of any ideal: it only tests the mechanics.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
 BANDS = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
-SPECTRUM_SAFE_DEFECTS = {"tempo_drift", "clip_db", "noise_db", "mono", "silence_gap_s"}
+EDGES_HZ = (20, 60, 250, 500, 2000, 4000, 8000, 20000)
 
 FAMILIES = [
     # key, name, bpm_range, master LUFS, crest dB, LRA LU, half_time, danceable, structure
@@ -60,41 +69,78 @@ STRUCTURES = {
     "chill": ["intro", "drop", "breakdown", "drop", "outro"],
     "ambient": ["intro", "buildup", "drop", "breakdown", "drop", "outro"],
 }
-# families the generator does not render: weighted blends of measured ones
-BLENDS = {
-    "uk_garage": {"house": 0.5, "dubstep": 0.25, "breakbeat": 0.25},
-    "electro": {"breakbeat": 0.5, "techno": 0.3, "trance": 0.2},
+# dB per band (sub, bass, low_mid, mid, upper_mid, high, air) against BASE, and why
+ADJUST_DB = {
+    "house": ([0, 0, 0, 0, 0, 0, 0], "the basis (recent electronic/pop masters)"),
+    "techno": ([1, 1, -1, -1, 0, 1, 1], "harder kick, drier mids, more hats: more percussive"),
+    "trance": ([-1, 0, 1, 1, 1, 0, 0], "pads and leads: fuller mids, a little less sub"),
+    "drum_and_bass": ([2, 0, -1, -1, 0, 1, 1], "sub bass and bright breaks: both ends up"),
+    "dubstep": ([3, 1, -1, -1, 0, 0, 0], "sub-heavy, half-time"),
+    "hardstyle": ([1, 1, -1, 0, 1, 1, 0], "distorted kick: low end and upper mids up"),
+    "breakbeat": ([-1, 0, 0, 0, 1, 1, 1], "sampled breaks: cymbals and snare up, less sub"),
+    "uk_garage": ([2, 0, -1, 0, 0, 1, 0], "sub bass and shuffled hats"),
+    "electro": ([0, 0, -1, 0, 1, 1, 1], "808s and bright synths"),
+    "downtempo": ([-2, -1, 1, 1, 0, -1, -1], "less percussive: toward the all-genre mean"),
+    "ambient": ([-3, -3, 2, 2, 0, -1, -1], "no strong beat or bass instrument (up to 10 dB less "
+                "below 100 Hz per Elowsson & Friberg; 3 dB here, the tolerance covers more)"),
 }
-# measured families adjusted where the generator is more extreme than real music:
-# its ambient pads have no energy below 60 Hz at all; real ambient carries drones there
-ADJUST = {"ambient": {"ambient": 0.9, "downtempo": 0.1}}
-# label layer: key, name, family, bpm_range, source of bands, tilt in dB per band
+# label layer: key, name, family, bpm_range, tilt in dB per band against the family
 LABELS = [
-    ("deep_house", "Deep House", "house", [115, 125], "deep_house", None),
-    ("tech_house", "Tech House", "house", [120, 128], "tech_house", None),
-    ("progressive_house", "Progressive House", "house", [122, 130], "house", [-1, 0, 1, 1, 1, 1, 1]),
-    ("afro_house", "Afro House", "house", [118, 125], "house", [0, 0, 0, 1, 1, 1, 0]),
-    ("melodic_techno", "Melodic Techno", "techno", [120, 128], "techno", [-1, 0, 2, 2, 1, 0, 0]),
-    ("hard_techno", "Hard Techno", "techno", [140, 155], "techno", [1, 1, 0, 0, 1, 1, 1]),
-    ("minimal_techno", "Minimal Techno", "techno", [122, 130], "techno", [0, 0, -1, -1, 0, 1, 1]),
-    ("uplifting_trance", "Uplifting Trance", "trance", [136, 142], "trance", [0, 0, 0, 1, 1, 1, 1]),
-    ("psytrance", "Psytrance", "trance", [138, 148], "trance", [2, 1, -1, -1, 0, 1, 1]),
-    ("liquid_dnb", "Liquid Drum & Bass", "drum_and_bass", [170, 176], "drum_and_bass", [0, 0, 1, 1, 1, 0, 0]),
-    ("neurofunk", "Neurofunk", "drum_and_bass", [170, 178], "drum_and_bass", [0, 1, 1, 1, 1, 1, 0]),
-    ("jungle", "Jungle", "drum_and_bass", [160, 170], "drum_and_bass", [1, 0, 0, 0, 1, 1, 0]),
-    ("riddim", "Riddim", "dubstep", [140, 150], "dubstep", [1, 0, -1, 1, 1, 0, 0]),
-    ("rawstyle", "Rawstyle", "hardstyle", [150, 160], "hardstyle", [0, 1, 1, 1, 1, 0, 0]),
-    ("big_beat", "Big Beat", "breakbeat", [120, 140], "breakbeat", [0, 0, 0, 1, 1, 1, 0]),
-    ("two_step", "2-Step Garage", "uk_garage", [130, 138], "uk_garage", [0, 0, 0, 1, 1, 0, 0]),
-    ("electro_house", "Electro House", "electro", [125, 132], "electro", [0, 1, 0, 0, 1, 1, 1]),
-    ("trip_hop", "Trip-Hop", "downtempo", [70, 100], "downtempo", [0, 0, 1, 1, 0, -1, -1]),
-    ("chillout", "Chillout", "downtempo", [80, 110], "downtempo", [-1, 0, 1, 1, 1, 0, 0]),
-    ("drone", "Drone", "ambient", [50, 90], "ambient", [1, 1, 0, -1, -1, -1, 0]),
+    ("deep_house", "Deep House", "house", [115, 125], [0, 0, 1, 1, 0, -1, -1]),
+    ("tech_house", "Tech House", "house", [120, 128], [1, 1, -1, -1, 0, 1, 1]),
+    ("progressive_house", "Progressive House", "house", [122, 130], [-1, 0, 1, 1, 1, 1, 1]),
+    ("afro_house", "Afro House", "house", [118, 125], [0, 0, 0, 1, 1, 1, 0]),
+    ("melodic_techno", "Melodic Techno", "techno", [120, 128], [-1, 0, 2, 2, 1, 0, 0]),
+    ("hard_techno", "Hard Techno", "techno", [140, 155], [1, 1, 0, 0, 1, 1, 1]),
+    ("minimal_techno", "Minimal Techno", "techno", [122, 130], [0, 0, -1, -1, 0, 1, 1]),
+    ("uplifting_trance", "Uplifting Trance", "trance", [136, 142], [0, 0, 0, 1, 1, 1, 1]),
+    ("psytrance", "Psytrance", "trance", [138, 148], [2, 1, -1, -1, 0, 1, 1]),
+    ("liquid_dnb", "Liquid Drum & Bass", "drum_and_bass", [170, 176], [0, 0, 1, 1, 1, 0, 0]),
+    ("neurofunk", "Neurofunk", "drum_and_bass", [170, 178], [0, 1, 1, 1, 1, 1, 0]),
+    ("jungle", "Jungle", "drum_and_bass", [160, 170], [1, 0, 0, 0, 1, 1, 0]),
+    ("riddim", "Riddim", "dubstep", [140, 150], [1, 0, -1, 1, 1, 0, 0]),
+    ("rawstyle", "Rawstyle", "hardstyle", [150, 160], [0, 1, 1, 1, 1, 0, 0]),
+    ("big_beat", "Big Beat", "breakbeat", [120, 140], [0, 0, 0, 1, 1, 1, 0]),
+    ("two_step", "2-Step Garage", "uk_garage", [130, 138], [0, 0, 0, 1, 1, 0, 0]),
+    ("electro_house", "Electro House", "electro", [125, 132], [0, 1, 0, 0, 1, 1, 1]),
+    ("trip_hop", "Trip-Hop", "downtempo", [70, 100], [0, 0, 1, 1, 0, -1, -1]),
+    ("chillout", "Chillout", "downtempo", [80, 110], [-1, 0, 1, 1, 1, 0, 0]),
+    ("drone", "Drone", "ambient", [50, 90], [1, 1, 0, -1, -1, -1, 0]),
 ]
+# 13 recent tracks against the Elowsson mean: (from Hz, to Hz, dB)
+RECENT_OFFSETS = ((63, 160, 7.1), (200, 500, 1.1), (630, 1600, 0.4), (2000, 5000, 0.9),
+                  (6300, 12500, 4.4))
+
+
+def elowsson_db(f: np.ndarray) -> np.ndarray:
+    """Elowsson & Friberg's mean LTAS (dB per Hz), the sub region the mean of both fits."""
+    x = 1 + 60 * np.log2(f / 30.0)
+    lower = -0.000907 * x ** 2 + 0.256 * x - 32.942
+    upper = -0.000183 * x ** 2 + 0.0213 * x - 16.735
+    return np.where(x < 100, 0.5 * (lower + upper), upper)
+
+
+def recent_offset_db(f: np.ndarray) -> np.ndarray:
+    centres = [np.log2(np.sqrt(a * b)) for a, b, _ in RECENT_OFFSETS]
+    return np.interp(np.log2(f), centres, [v for *_, v in RECENT_OFFSETS])
+
+
+def base_shares() -> np.ndarray:
+    """Percent of 20 Hz-20 kHz power per band of the measured basis."""
+    f = np.geomspace(20, 20000, 8000)
+    p = 10 ** ((elowsson_db(f) + recent_offset_db(f)) / 10)
+    out = [np.trapezoid(p[(f >= a) & (f <= b)], f[(f >= a) & (f <= b)])
+           for a, b in zip(EDGES_HZ[:-1], EDGES_HZ[1:])]
+    return 100 * np.array(out) / np.sum(out)
+
+
+def tilted(shares, tilt_db) -> list[float]:
+    return [v * 10 ** (t / 10) for v, t in zip(shares, tilt_db)]
 
 
 def rounded_pct(values: list[float]) -> dict:
     """Percentages rounded to 0.1 that sum to exactly 100.0 (the largest absorbs the rest)."""
+    values = [float(v) for v in values]
     total = sum(values)
     pct = [round(100.0 * v / total, 1) for v in values]
     big = max(range(len(pct)), key=lambda i: pct[i])
@@ -102,42 +148,24 @@ def rounded_pct(values: list[float]) -> dict:
     return dict(zip(BANDS, pct))
 
 
-def measured_styles(truth: dict) -> dict[str, list[float]]:
-    groups = defaultdict(list)
-    for entry in truth["tracks"]:
-        if {d["type"] for d in entry["defects"]} - SPECTRUM_SAFE_DEFECTS:
-            continue
-        groups[entry["style"]].append([entry["band_energy_pct"][b] for b in BANDS])
-    groups["house_family"] = groups["house"] + groups["deep_house"] + groups["tech_house"]
-    return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in groups.items()}
-
-
-def build(truth: dict) -> dict:
-    styles = measured_styles(truth)
-    bands = {key: styles["house_family" if key == "house" else key]
-             for key, *_ in FAMILIES if key not in BLENDS}
-    for key, weights in {**BLENDS, **ADJUST}.items():
-        bands[key] = [sum(w * bands[src][i] for src, w in weights.items()) for i in range(7)]
-    bands["deep_house"], bands["tech_house"] = styles["deep_house"], styles["tech_house"]
-    families = []
+def build() -> dict:
+    base = base_shares()
+    families, bands = [], {}
     for key, name, bpm, master, crest, lra, half, dance, structure in FAMILIES:
+        tilt, why = ADJUST_DB[key]
+        bands[key] = tilted(base, tilt)
         families.append({
             "key": key, "name": name, "bpm_range": bpm, "ideal_bands": rounded_pct(bands[key]),
             "loudness_lufs": {"master": master, "pre-master": PRE_MASTER_LUFS},
             "crest_db": crest, "lra_lu": lra, "half_time": half, "danceable": dance,
             "structure": STRUCTURES[structure],
-            "bands_source": ("synth visible grid, style mean" if key not in {**BLENDS, **ADJUST}
-                             else "blend " + ", ".join(f"{w:g} {s}" for s, w in
-                                                       {**BLENDS, **ADJUST}[key].items())),
+            "bands_source": f"research basis tilted by {tilt} dB per band: {why}",
         })
     labels = []
-    for key, name, family, bpm, source, tilt in LABELS:
-        base = bands[source]
-        values = base if tilt is None else [v * 10 ** (t / 10) for v, t in zip(base, tilt)]
+    for key, name, family, bpm, tilt in LABELS:
         labels.append({"key": key, "name": name, "family": family, "bpm_range": bpm,
-                       "ideal_bands": rounded_pct(values),
-                       "bands_source": ("synth visible grid, style mean" if tilt is None
-                                        else f"{source} tilted by {tilt} dB per band")})
+                       "ideal_bands": rounded_pct(tilted(bands[family], tilt)),
+                       "bands_source": f"{family} tilted by {tilt} dB per band"})
     return {"families": families, "labels": labels}
 
 
@@ -172,19 +200,14 @@ def write_markdown(data: dict) -> None:
         md.write_text(head + start + "\n" + markdown_tables(data) + "\n" + end + tail)
 
 
-def main(argv: list[str]) -> None:
-    if argv:
-        truth = json.loads(Path(argv[0]).read_text())
-    else:
-        from truth import render_grid
-        out, _ = render_grid("visible")
-        truth = json.loads((out / "truth.json").read_text())
+def main() -> None:
     target = ROOT / "trackgrade" / "grading" / "genres.json"
-    data = build(truth)
+    data = build()
     target.write_text(json.dumps(data, indent=1) + "\n")
     write_markdown(data)
+    print("basis:", dict(zip(BANDS, np.round(base_shares(), 1))))
     print(f"wrote {target}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -6,6 +6,7 @@ import pytest
 
 from trackgrade.grading import build_analysis
 from trackgrade.grading import scores as S
+from trackgrade.engine.features import NoiseFloor
 from trackgrade.grading.genres import GENRES
 
 from .factory import HOUSE_BANDS, make_features, with_changes
@@ -78,13 +79,23 @@ def test_flat_arrangement_lowers_structure():
     assert any(i.category == "structure" and i.type == "warn" for i in broken.feedback)
 
 
-def test_hiss_needs_a_shallow_floor_and_hot_highs():
-    hot = dict(HOUSE_BANDS, high=2.4, air=3.2, sub_bass=21.9)
-    f = make_features(bands=hot)
-    shallow = with_changes(f, **{"loudness.momentary_lufs": np.full(300, -20.0)})
-    assert S.hiss_penalty(f, HOUSE) == 0          # the factory's track fades out 30 LU
-    assert S.hiss_penalty(shallow, HOUSE) > 10
-    assert S.hiss_penalty(make_features(**{"loudness.momentary_lufs": np.full(300, -20.0)}), HOUSE) == 0
+def test_hiss_needs_a_high_and_steady_floor():
+    f = make_features()
+    assert S.hiss_penalty(f) == 0                                  # not measured
+    loud_steady = with_changes(f, noise_floor=NoiseFloor(floor_db=-20.0, steadiness_db=1.0))
+    loud_moving = with_changes(f, noise_floor=NoiseFloor(floor_db=-20.0, steadiness_db=20.0))
+    quiet_steady = with_changes(f, noise_floor=NoiseFloor(floor_db=-60.0, steadiness_db=1.0))
+    assert S.hiss_penalty(loud_steady) == 25
+    assert S.hiss_penalty(loud_moving) == 0 and S.hiss_penalty(quiet_steady) == 0
+
+
+def test_a_low_cut_costs_frequency_balance_and_bass_presence():
+    f = make_features()
+    cut = with_changes(f, **{"spectrum.low_rolloff_hz": 143.0})
+    assert S.low_cut_share(f) == 0 and S.low_cut_share(cut) == 1
+    assert S.bass_presence(cut, HOUSE) < S.bass_presence(f, HOUSE) - 0.5
+    bands, ideal = f.spectrum.bands_pct, HOUSE["ideal_bands"]
+    assert S.frequency_balance(bands, ideal, 1.0).score <= S.frequency_balance(bands, ideal).score - 30
 
 
 def test_ambient_is_not_punished_for_having_no_pulse():

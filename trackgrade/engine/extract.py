@@ -33,6 +33,7 @@ from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.engine.frames import (long_spectrum, mono_mix, short_freqs, short_reduced,
                                       short_stft_hop_s)
 from trackgrade.engine.loudness import measure_loudness
+from trackgrade.engine.noise import measure_noise_floor
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
 from trackgrade.engine.spectrum import measure_spectrum
@@ -115,6 +116,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
     structure = measure_structure(short, duration, beat_times=rhythm.beat_times, bpm=rhythm.bpm,
                                   short_term_lufs=loudness.short_term_lufs,
                                   curve_hop_s=loudness.curve_hop_s)
+    noise_floor = measure_noise_floor(short)
     watch.lap("structure")
 
     return Features(
@@ -123,4 +125,5 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         loudness=loudness, dynamics=dynamics, stereo=stereo, spectrum=spectrum,
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
+        noise_floor=noise_floor,
     )

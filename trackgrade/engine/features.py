@@ -72,6 +72,14 @@ class Spectrum:
     bands_pct: dict                 # BAND_NAMES -> percent, summing to 100
     centroid_hz: float
     band_energy_over_time: np.ndarray | None = None   # (frames, 7) dB, optional
+    low_rolloff_hz: float = 20.0    # where the low end starts (spectrum.low_rolloff_hz)
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """The high-frequency floor of the quietest moments (noise.measure_noise_floor)."""
+    floor_db: float                 # P5 of 5 kHz+ frame power re the mean total power, dB
+    steadiness_db: float            # median - P5 of the 5 kHz+ frame power, dB (small = steady)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,3 +141,4 @@ class Features:
     structure: Structure
     timings_s: dict = field(default_factory=dict)   # stage -> seconds, for benchmarks
     declared_duration_s: float | None = None         # what a truncated file's header promised
+    noise_floor: NoiseFloor | None = None            # None when not measured

@@ -96,6 +96,21 @@ def spectral_centroid(power: np.ndarray, freqs: np.ndarray) -> float:
     return float(np.dot(freqs[lo:hi], p) / total) if total > 0 else 0.0
 
 
+def low_rolloff_hz(power: np.ndarray, freqs: np.ndarray, drop_db: float = 20.0) -> float:
+    """Where the low end starts: the lowest 1/6-octave band between 20 and
+    500 Hz whose power comes within `drop_db` of the strongest one there
+    (its lower edge, Hz). Real mixes reach 20-80 Hz; a 150 Hz high-pass
+    filter reads about 143 Hz. 20.0 for a silent spectrum."""
+    edges = 20.0 * 2.0 ** (np.arange(int(np.log2(500.0 / 20.0) * 6) + 1) / 6.0)
+    idx = np.searchsorted(freqs, edges)
+    p = np.asarray(power, dtype=np.float64)
+    levels = np.array([p[a:b].sum() for a, b in zip(idx[:-1], idx[1:])])
+    if not levels.max() > 0:
+        return 20.0
+    db = 10.0 * np.log10(np.maximum(levels, levels.max() * 1e-12))
+    return float(edges[int(np.argmax(db >= db.max() - drop_db))])
+
+
 def band_energy_over_time(spec: Spectrogram) -> np.ndarray:
     """(frames, 7) band energies in dB relative to a full-scale sine in one
     channel (floor -120 dB)."""
@@ -116,4 +131,5 @@ def measure_spectrum(spec: Spectrogram) -> Spectrum:
     mean_power = long_term_power(spec)
     return Spectrum(bands_pct=band_balance(mean_power, spec.freqs),
                     centroid_hz=spectral_centroid(mean_power, spec.freqs),
-                    band_energy_over_time=band_energy_over_time(spec))
+                    band_energy_over_time=band_energy_over_time(spec),
+                    low_rolloff_hz=low_rolloff_hz(mean_power, spec.freqs))

@@ -10,19 +10,13 @@ says what streaming platforms will do to the loudness and gives fixes.
 from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.genres import GENRES
+from trackgrade.grading import limits as L
+from trackgrade.grading.genres import GENRES, band_distance_db
+from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis, Diagnosis
 
-BAND_LABELS = {"sub_bass": "sub-bass (20-60 Hz)", "bass": "bass (60-250 Hz)",
-               "low_mid": "low mids (250-500 Hz)", "mid": "mids (500 Hz-2 kHz)",
-               "upper_mid": "upper mids (2-4 kHz)", "high": "highs (4-8 kHz)",
-               "air": "air (8-20 kHz)"}
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
                 "frequency_balance": "frequency balance", "energy": "energy", "structure": "structure"}
-# (platform, normalisation target LUFS)
-STREAMING = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Amazon Music", -14.0),
-             ("Apple Music", -16.0))
-BAND_TOLERANCE_DB = 2.0
 
 
 def a_an(phrase: str) -> str:
@@ -47,22 +41,33 @@ def _key_text(a: Analysis) -> str:
     return f"{a.key.key} {a.key.scale} ({a.key.camelot})"
 
 
-def _band_deltas(a: Analysis) -> dict[str, float]:
-    """Measured minus ideal, percentage points, per band."""
-    m, i = a.frequency.bands, a.frequency.ideal
-    return {b: round(getattr(m, b) - getattr(i, b), 1) for b in BAND_NAMES}
+def band_db(a: Analysis) -> dict[str, float]:
+    """Each band's level against the target's, dB (the one band unit everywhere)."""
+    m = {b: getattr(a.frequency.bands, b) for b in BAND_NAMES}
+    i = {b: getattr(a.frequency.ideal, b) for b in BAND_NAMES}
+    return {b: round(float(v), 1) + 0.0 for b, v in zip(BAND_NAMES, band_distance_db(m, i))}
 
 
-def _band_db(a: Analysis) -> dict[str, float]:
-    return dict(a.extras.get("pillars", {}).get("frequency_balance", {}).get("band_delta_db", {}))
+def band_advice(a: Analysis) -> list[tuple[str, float, float, str]]:
+    """(band, dB against the target, suggested change in dB, "warn"|"tip") for
+    every band well outside its tolerance, worst first. The change brings the
+    band back inside the tolerance; sign: + boost, - cut."""
+    out = []
+    for b, d in band_db(a).items():
+        tol = BAND_TOLERANCE_DB[b]
+        if abs(d) < L.SUGGEST_BEYOND * tol:
+            continue
+        change = -(d - tol) if d > 0 else (-d - tol)
+        out.append((b, d, round(change), "warn" if abs(d) >= L.WARN_BEYOND * tol else "tip"))
+    return sorted(out, key=lambda x: -abs(x[1]) / BAND_TOLERANCE_DB[x[0]])
 
 
-def _worst_bands(a: Analysis, n: int = 2) -> list[tuple[str, float]]:
-    db = _band_db(a)
-    if not db:
-        db = {b: d / 3.0 for b, d in _band_deltas(a).items()}
-    ranked = sorted(db.items(), key=lambda kv: -abs(kv[1]))
-    return [(b, d) for b, d in ranked[:n] if abs(d) >= BAND_TOLERANCE_DB]
+def target_name(a: Analysis) -> str:
+    """What the bands and levels are compared with: "the house ideal", "your references"."""
+    refs = a.extras.get("references") or []
+    if refs:
+        return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
+    return f"the {a.genre.name.lower()} ideal"
 
 
 def _targets(a: Analysis) -> dict:
@@ -71,7 +76,7 @@ def _targets(a: Analysis) -> dict:
         return t
     g = GENRES[a.genre.detected]
     return {"loudness_lufs": g["loudness_lufs"][a.mastering_status],
-            "true_peak_max_dbtp": -1.0 if a.mastering_status == "master" else -3.0,
+            "true_peak_max_dbtp": L.TRUE_PEAK_MAX_DBTP[a.mastering_status],
             "crest_db": g["crest_db"], "lra_lu": g["lra_lu"], "bpm_range": g["bpm_range"],
             "structure": g["structure"]}
 
@@ -90,13 +95,23 @@ def summary_sentence(a: Analysis) -> str:
 
 
 def frequency_sentence(a: Analysis) -> str:
-    worst = _worst_bands(a)
+    worst = band_advice(a)[:2]
+    cut = _low_cut_text(a)
     if not worst:
-        return (f"The tonal balance sits close to the {a.genre.name.lower()} ideal in every band "
-                f"(score {a.frequency.score}).")
-    parts = [f"{BAND_LABELS[b]} {round(d, 1) + 0.0:+.1f} dB" for b, d in worst]
-    return (f"Against the {a.genre.name.lower()} ideal the biggest gaps are {' and '.join(parts)} "
-            f"(score {a.frequency.score}); the spectral centroid is {a.frequency.centroid_hz:.0f} Hz.")
+        return (f"The tonal balance sits within the normal spread of {target_name(a)} in every band "
+                f"(score {a.frequency.score})." + (" " + cut if cut else ""))
+    parts = [f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d, _, _ in worst]
+    return (f"Against {target_name(a)} the biggest gaps are {' and '.join(parts)} "
+            f"(score {a.frequency.score}); the spectral centroid is {a.frequency.centroid_hz:.0f} Hz."
+            + (" " + cut if cut else ""))
+
+
+def _low_cut_text(a: Analysis) -> str:
+    hz = a.extras.get("low_rolloff_hz")
+    if hz is None or hz < L.LOW_ROLLOFF_OK_HZ:
+        return ""
+    return (f"The low end stops at about {hz:.0f} Hz (real mixes reach down to 40-60 Hz): "
+            f"check for a high-pass filter on the master or the bass.")
 
 
 def loudness_verdict(a: Analysis) -> str:
@@ -194,34 +209,23 @@ def _sections_text(a: Analysis) -> str:
 
 
 def _bands_text(a: Analysis) -> str:
-    db = _band_db(a)
-    pts = _band_deltas(a)
-    lines = []
-    for b in BAND_NAMES:
-        m = getattr(a.frequency.bands, b)
-        i = getattr(a.frequency.ideal, b)
-        d = db.get(b)
-        rel = f" ({round(d, 1) + 0.0:+.1f} dB)" if d is not None else ""
-        lines.append(f"{BAND_LABELS[b]} {m:.1f} % vs {i:.1f} %{rel}")
     fixes = []
-    for b, d in _worst_bands(a, 3):
-        if d < 0:
-            fixes.append(f"bring up the {BAND_LABELS[b]} by about {min(-d, 6):.0f} dB (shelf or a fuller "
+    for b, d, change, _ in band_advice(a)[:3]:
+        if change > 0:
+            fixes.append(f"bring up the {BAND_LABELS[b]} by about {change:.0f} dB (shelf or a fuller "
                          f"sound there), or check for a filter cutting it")
         else:
-            fixes.append(f"cut the {BAND_LABELS[b]} by about {min(d, 6):.0f} dB with a broad EQ")
-    text = (f"Band by band against the {a.genre.name.lower()} ideal: " + "; ".join(lines) + ".")
+            fixes.append(f"cut the {BAND_LABELS[b]} by about {-change:.0f} dB with a broad EQ")
     if fixes:
-        text += " Fixes: " + "; ".join(fixes) + "."
-    elif max(abs(v) for v in pts.values()) < 3:
-        text += " Every band is within a few points of the ideal: leave the EQ alone."
-    return text
+        return "Fixes: " + "; ".join(fixes) + "."
+    return "Leave the EQ alone."
 
 
 def _streaming_text(a: Analysis) -> str:
     lufs = a.mix.loudness_lufs
     spotify = -14.0 - lufs
     apple = -16.0 - lufs
+    apple = dict(L.STREAMING_LUFS)["Apple Music"] - lufs
     if spotify < -0.5:
         text = (f"Streaming: Spotify, YouTube, Tidal and Amazon Music normalise to -14 LUFS, so they "
                 f"will turn this {lufs:.1f} LUFS file down by {-spotify:.1f} dB; Apple Music "
@@ -240,8 +244,10 @@ def _streaming_text(a: Analysis) -> str:
         text += (f" Club {a.genre.name.lower()} masters usually sit between {lo:g} and {hi:g} LUFS "
                  f"integrated; for DJ use that matters more than streaming.")
     else:
-        text += (" As a pre-master it should keep its headroom: leave the loudness to the mastering "
-                 "stage (about -18 to -14 LUFS, peaks below -3 dBTP, ideally -6).")
+        lo, hi = _targets(a)["loudness_lufs"]
+        text += (f" As a pre-master it should keep its headroom: leave the loudness to the mastering "
+                 f"stage ({lo:g} to {hi:g} LUFS, peaks below {_targets(a)['true_peak_max_dbtp']:g} dBTP, "
+                 f"ideally {L.PRE_MASTER_IDEAL_PEAK_DBTP:g}).")
     return text
 
 
@@ -272,12 +278,21 @@ def _mix_fixes(a: Analysis) -> list[str]:
         fixes.append(f"stereo width {m.stereo_width:.2f} is extreme: check the mix in mono")
     hiss = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {}).get("hiss")
     if hiss:
-        fixes.append(f"the quietest moment is only {a.extras.get('noise_floor_gap_lu') or 0:.1f} LU "
-                     f"below the average and the top end runs hot: find and gate the hiss")
+        fixes.append(f"a steady noise floor sits under the music (its quietest moments still carry "
+                     f"5 kHz+ energy {a.extras.get('noise_floor_db') or 0:.0f} dB under the average "
+                     f"power): find the hissing source and gate or denoise it")
     if m.crest_factor_db < t["crest_db"][0]:
         fixes.append(f"crest factor {m.crest_factor_db:.1f} dB is below {t['crest_db'][0]:g} dB: less "
                      f"limiting or slower release to give the kick room")
     return fixes
+
+
+def not_electronic_text(a: Analysis) -> str:
+    """The one sentence for music that no electronic profile fits."""
+    return (f"This does not sound like electronic music (electronic fit "
+            f"{a.extras.get('electronic_fit', 0):.2f}); the nearest family is {a.genre.name}, so the "
+            f"scores judge it against {a.genre.name.lower()} and mean little for this style. "
+            f"Choose a profile with --genre (or the API's genre field) or give reference tracks.")
 
 
 def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
@@ -295,6 +310,8 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
                + _sections_text(a) + f" Structure scores {a.structure.score} and energy "
                f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
     frequency = frequency_sentence(a) + " " + _bands_text(a)
+    if not a.extras.get("electronic", True):
+        summary += " " + not_electronic_text(a)
     fixes = _mix_fixes(a)
     mix = (mix_sentence(a) + " " + _streaming_text(a)
            + (" Fixes: " + "; ".join(fixes) + "." if fixes else " Nothing in the mix needs fixing."))

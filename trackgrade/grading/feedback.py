@@ -3,13 +3,15 @@
 `feedback_items(analysis)` is a pure function of the Analysis (document and
 extras). Items are ordered by impact: warnings by the points they cost, then
 tips, then passes. Categories: frequency, mix, loudness, dynamics, stereo,
-rhythm, structure, key, file.
+rhythm, structure, key, genre, file.
 """
 
 from __future__ import annotations
 
-from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.diagnosis import BAND_LABELS, _band_db, _targets, a_an, clock
+from trackgrade.grading import limits as L
+from trackgrade.grading.diagnosis import (_targets, a_an, band_advice, clock, not_electronic_text,
+                                          target_name)
+from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis, FeedbackItem
 
 # relative key neighbours on the Camelot wheel
@@ -40,7 +42,7 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             return [(4 * (lo - lufs), FeedbackItem("warn" if lo - lufs > 2 else "tip", "loudness", (
                 f"At {lufs:.1f} LUFS the master is {lo - lufs:.1f} LU quieter than {genre} masters "
                 f"({lo:g} to {hi:g} LUFS): raise the limiter input by about {lo - lufs:.1f} dB, "
-                f"keeping the ceiling at -1 dBTP.")))]
+                f"keeping the ceiling at {t['true_peak_max_dbtp']:g} dBTP.")))]
         if lufs > hi:
             return [(5 * (lufs - hi), FeedbackItem("warn" if lufs - hi > 1.5 else "tip", "loudness", (
                 f"At {lufs:.1f} LUFS the master is pushed {lufs - hi:.1f} LU past {hi:g} LUFS: back "
@@ -53,7 +55,8 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         return [(4 * (lufs - hi), FeedbackItem("warn", "loudness", (
             f"At {lufs:.1f} LUFS this pre-master is already {lufs - hi:.1f} LU louder than "
             f"{hi:g} LUFS: remove the limiter from the master bus and send the mastering engineer "
-            f"a version around -18 LUFS with peaks near -6 dBTP.")))]
+            f"a version around {L.PRE_MASTER_SEND_LUFS:g} LUFS with peaks near "
+            f"{L.PRE_MASTER_IDEAL_PEAK_DBTP:g} dBTP.")))]
     if lufs < lo:
         return [(2 * (lo - lufs), FeedbackItem("tip", "loudness", (
             f"At {lufs:.1f} LUFS the pre-master is quiet ({lo:g} to {hi:g} LUFS is usual): raise the "
@@ -80,14 +83,14 @@ def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         out.append((0.0, FeedbackItem("pass", "mix", (
             f"True peak {m.peak_dbfs:.1f} dBTP respects the {ceiling:g} dBTP ceiling for a "
             f"{a.mastering_status}."))))
-    gap = a.extras.get("noise_floor_gap_lu")
+    floor = a.extras.get("noise_floor_db")
     pen = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {})
-    if pen.get("hiss") and gap is not None:
+    if pen.get("hiss") and floor is not None:
         out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
-            f"Likely noise floor: the quietest moment is only {gap:.1f} LU below the average "
-            f"loudness (a clean fade or break falls 20 LU or more) and the 4-20 kHz bands run "
-            f"hot. Find the hissing source (a synth, an amp sim, a noisy sample) and gate or "
-            f"denoise it."))))
+            f"Noise: a steady hiss sits under the music. Even its quietest moments carry 5 kHz+ "
+            f"energy only {-floor:.0f} dB under the average power (clean music falls 30 dB or "
+            f"more between hits). Find the hissing source (a synth, an amp sim, a noisy sample) "
+            f"and gate or denoise it."))))
     return out
 
 
@@ -146,28 +149,36 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    db = _band_db(a)
-    genre = a.genre.name.lower()
+    target = target_name(a)
     out = []
-    for b in BAND_NAMES:
-        d = db.get(b)
-        if d is None or abs(d) < 3.0:
-            continue
-        m, i = getattr(a.frequency.bands, b), getattr(a.frequency.ideal, b)
-        kind = "warn" if abs(d) >= 6.0 else "tip"
-        if d < 0:
+    hz = a.extras.get("low_rolloff_hz")
+    if hz is not None and hz >= L.LOW_ROLLOFF_OK_HZ:
+        out.append((25.0, FeedbackItem("warn", "frequency", (
+            f"Low cut: the low end stops at about {hz:.0f} Hz, so kick and bass have lost their "
+            f"fundamentals (real mixes reach down to 40-60 Hz). Check for a high-pass filter on "
+            f"the master, the bass or the kick."))))
+    for b, d, change, kind in band_advice(a):
+        tol = BAND_TOLERANCE_DB[b]
+        if change > 0:
             filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
-            text = (f"The {BAND_LABELS[b]} is {-d:.1f} dB under the {genre} ideal ({m:.1f} % vs "
-                    f"{i:.1f} %): boost it by about {min(-d, 6):.0f} dB, or check for a {filt} "
-                    f"filter cutting it.")
+            text = (f"The {BAND_LABELS[b]} sits {d:+.1f} dB against {target} (normal: within "
+                    f"±{tol:g} dB): boost it by about {change:.0f} dB, or check for a {filt} filter "
+                    f"cutting it.")
         else:
-            text = (f"The {BAND_LABELS[b]} is {d:.1f} dB over the {genre} ideal ({m:.1f} % vs "
-                    f"{i:.1f} %): cut about {min(d, 6):.0f} dB there with a broad EQ.")
-        out.append((abs(d) * (1.5 if b in ("sub_bass", "bass") else 1.0), FeedbackItem(kind, "frequency", text)))
+            text = (f"The {BAND_LABELS[b]} sits {d:+.1f} dB against {target} (normal: within "
+                    f"±{tol:g} dB): cut about {-change:.0f} dB there with a broad EQ.")
+        out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:
         out.append((0.0, FeedbackItem("pass", "frequency", (
-            f"Every band is within 3 dB of the {genre} ideal (frequency score {a.frequency.score}).")))) 
+            f"Every band sits within the normal spread of {target} (frequency score "
+            f"{a.frequency.score}).")))) 
     return out
+
+
+def _genre_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    if a.extras.get("electronic", True):
+        return []
+    return [(35.0, FeedbackItem("warn", "genre", not_electronic_text(a)))]
 
 
 def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
@@ -245,7 +256,7 @@ def _key_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         f"mixes harmonically with {near}.")))]
 
 
-RULES = (_file_items, _loudness_items, _mix_items, _dynamics_items, _stereo_items,
+RULES = (_file_items, _genre_items, _loudness_items, _mix_items, _dynamics_items, _stereo_items,
          _frequency_items, _rhythm_items, _structure_items, _key_items)
 TYPE_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 

@@ -10,6 +10,10 @@ Detection (`detect_genre`) scores each family by tempo fit and band-profile
 similarity (the best of the family's own ideal and its labels' ideals).
 `confidence` is the winner's share of the candidate scores, lowered when the
 tempo sits inside several families' ranges; it never feeds any score.
+`electronic_fit` says how much the track looks like electronic music at all
+(a band shape inside the tolerances of some family, a salient pulse, dense
+dynamics, a low end that reaches down); under `ELECTRONIC_MIN` the music is
+not electronic and the confidence is at most 0.35 (CONTRACT.md section 4).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.errors import TrackgradeError
+from trackgrade.grading import limits as L
 
 
 @lru_cache(maxsize=1)
@@ -67,11 +72,19 @@ def bands_vector(bands: dict) -> np.ndarray:
 
 
 def band_distance_db(measured: dict, ideal: dict) -> np.ndarray:
-    """Per-band level difference measured vs ideal in dB (7,), each capped to +-15 dB.
-    Shares below 0.2 % count as 0.2 % so an empty or tiny band is a finite miss."""
-    m = np.maximum(bands_vector(measured), 0.2)
-    i = np.maximum(bands_vector(ideal), 0.2)
-    return np.clip(10.0 * np.log10(m / i), -15.0, 15.0)
+    """Per-band level of the measured share against the ideal's, dB (7,),
+    capped to +-15 dB; an empty band counts as 0.05 % (a finite miss). This
+    is the one band unit of every table, sentence and feedback item."""
+    m = np.maximum(bands_vector(measured), L.BAND_SHARE_FLOOR_PCT)
+    i = np.maximum(bands_vector(ideal), L.BAND_SHARE_FLOOR_PCT)
+    return np.clip(10.0 * np.log10(m / i), -L.BAND_DB_CAP, L.BAND_DB_CAP)
+
+
+def shape_fit(measured: dict, ideal: dict) -> float:
+    """0..1: exp(-(dB outside the tolerances, summed) / 8 dB); 1 inside them."""
+    tol = np.array([L.BAND_TOLERANCE_DB[b] for b in BAND_NAMES])
+    excess = np.maximum(np.abs(band_distance_db(measured, ideal)) - tol, 0.0).sum()
+    return float(np.exp(-excess / 8.0))
 
 
 def band_similarity(measured: dict, ideal: dict) -> float:
@@ -87,18 +100,23 @@ def band_similarity(measured: dict, ideal: dict) -> float:
 
 
 def tempo_fit(bpm: float, bpm_range, *, half_time: bool = False) -> float:
-    """1 inside the range, falling with the distance outside it (in %) and 0.6x
+    """1 in the middle of the range, 0.7 at its edges, falling with the distance
+    outside it (in %) and 0.6x
     for a half/double-time reading (1.0x for half-time genres)."""
     lo, hi = bpm_range
 
     def inside(b: float) -> float:
-        if lo <= b <= hi:
-            return 1.0
+        if lo <= b <= hi:       # the middle of the conventional range fits best
+            return 1.0 - 0.3 * ((b - (lo + hi) / 2) / max((hi - lo) / 2, 1e-6)) ** 2
         gap = (lo - b) / lo if b < lo else (b - hi) / hi
-        return float(np.exp(-(gap / 0.02) ** 2))
+        return 0.7 * float(np.exp(-(gap / 0.02) ** 2))
 
     octave = 1.0 if half_time else 0.6
     return max(inside(bpm), octave * inside(bpm * 2), octave * inside(bpm / 2))
+
+
+ELECTRONIC_MIN = 0.45           # electronic_fit under this: not electronic music
+NOT_ELECTRONIC_MAX_CONFIDENCE = 0.35
 
 
 @dataclass(frozen=True)
@@ -107,6 +125,27 @@ class GenreGuess:
     name: str
     confidence: float
     candidates: tuple[tuple[str, float], ...]     # (family key, score 0..1), best first
+    electronic: float = 1.0                       # electronic_fit, 0..1
+
+    @property
+    def is_electronic(self) -> bool:
+        return self.electronic >= ELECTRONIC_MIN
+
+
+def electronic_fit(*, bands: dict, tempo_salient: bool, beat_strength: float | None = None,
+                   crest_db: float | None = None, low_cut: float = 0.0) -> float:
+    """0..1: how much this looks like electronic music at all.
+
+    0.40 band shape (the best family's `shape_fit`: real electronic masters sit
+    inside the tolerances of some family) + 0.25 pulse (a salient beat) + 0.20
+    density (crest factor 13 dB or less, as limited club masters; 18 dB and
+    more as unlimited acoustic recordings) + 0.15 foundation (a low end that
+    reaches down, `low_cut` 0). Unknown parts count as fitting."""
+    shape = max(shape_fit(bands, g["ideal_bands"]) for g in FAMILIES)
+    strength = 0.5 if beat_strength is None else float(beat_strength)
+    pulse = float(np.clip((strength - 0.15) / 0.35, 0.0, 1.0)) if tempo_salient else 0.0
+    density = 1.0 if crest_db is None else float(np.clip((18.0 - crest_db) / 5.0, 0.0, 1.0))
+    return round(0.40 * shape + 0.25 * pulse + 0.20 * density + 0.15 * (1.0 - low_cut), 3)
 
 
 def _family_score(profile: dict, bpm: float, bands: dict, tempo_salient: bool) -> float:
@@ -129,8 +168,11 @@ def overlapping_families(bpm: float) -> int:
     return max(1, sum(1 for g in FAMILIES if g["bpm_range"][0] <= bpm <= g["bpm_range"][1]))
 
 
-def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True) -> GenreGuess:
-    """The best-fitting family for a tempo and a band profile."""
+def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True,
+                 beat_strength: float | None = None, crest_db: float | None = None,
+                 low_cut: float = 0.0) -> GenreGuess:
+    """The best-fitting family for a tempo and a band profile (and how
+    electronic the track looks: see `electronic_fit`)."""
     scored = sorted(((g["key"], _family_score(g, bpm, bands, tempo_salient)) for g in FAMILIES),
                     key=lambda kv: -kv[1])
     top = np.array([s for _, s in scored[:3]])
@@ -138,7 +180,12 @@ def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True) -> Genr
     share = float(weights[0] / weights.sum())
     overlap = overlapping_families(bpm) if tempo_salient else 1
     confidence = share * scored[0][1] / np.sqrt(overlap)
+    fit = electronic_fit(bands=bands, tempo_salient=tempo_salient, beat_strength=beat_strength,
+                         crest_db=crest_db, low_cut=low_cut)
+    if fit < ELECTRONIC_MIN:
+        confidence = min(confidence, NOT_ELECTRONIC_MAX_CONFIDENCE * fit / ELECTRONIC_MIN)
     key = scored[0][0]
     return GenreGuess(key=key, name=GENRES[key]["name"],
                       confidence=round(float(np.clip(confidence, 0.0, 1.0)), 2),
-                      candidates=tuple((k, round(float(s), 3)) for k, s in scored))
+                      candidates=tuple((k, round(float(s), 3)) for k, s in scored),
+                      electronic=fit)

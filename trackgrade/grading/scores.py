@@ -21,14 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trackgrade.engine.features import BAND_NAMES, Features
-from trackgrade.grading.genres import band_distance_db, tempo_fit
+from trackgrade.grading import limits as L
+from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 
 DANCE_WEIGHTS = {"tempo_fitness": 0.15, "beat_strength": 0.20, "rhythmic_energy": 0.15,
                  "bass_presence": 0.20, "groove_clarity": 0.15, "engine_dance": 0.15}
 PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
                   "energy": 0.15, "structure": 0.20}
-MASTER_TRUE_PEAK_MAX = -1.0      # dBTP, streaming/club delivery ceiling
-PRE_MASTER_TRUE_PEAK_MAX = -3.0  # dBTP, headroom a mastering engineer expects (6 dB is ideal)
 
 
 def ramp(x: float, x0: float, x1: float) -> float:
@@ -65,7 +64,22 @@ def low_end_ratio(bands: dict, ideal: dict) -> float:
     return (bands["sub_bass"] + bands["bass"]) / want
 
 
-def danceability(f: Features, profile: dict) -> Pillar:
+def low_cut_share(f: Features) -> float:
+    """0 when the low end reaches down as real mixes do, 1 when a high-pass
+    filter has taken the kick and bass fundamentals (spectrum.low_rolloff_hz)."""
+    return ramp(f.spectrum.low_rolloff_hz, L.LOW_ROLLOFF_OK_HZ, L.LOW_ROLLOFF_CUT_HZ)
+
+
+def bass_presence(f: Features, profile: dict) -> float:
+    """0..1: the low end's share against the ideal's, and whether it reaches down."""
+    share = ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)
+    return share * (1.0 - 0.7 * low_cut_share(f))
+
+
+def danceability(f: Features, profile: dict, electronic_fit: float = 1.0) -> Pillar:
+    """The six parts, weighted (DANCE_WEIGHTS); music that is not electronic
+    (electronic_fit under genres.ELECTRONIC_MIN) keeps only part of it: no
+    electronic profile fits, so the dance-floor reading is unsure."""
     r = f.rhythm
     if r.tempo_salient:
         fit = tempo_fit(r.bpm, profile["bpm_range"], half_time=profile["half_time"])
@@ -76,12 +90,13 @@ def danceability(f: Features, profile: dict) -> Pillar:
         "tempo_fitness": pct(tempo),
         "beat_strength": pct(ramp(r.beat_strength, 0.2, 0.8)),
         "rhythmic_energy": pct(ramp(r.onset_rate, 0.5, 5.0)),
-        "bass_presence": pct(ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)),
+        "bass_presence": pct(bass_presence(f, profile)),
         "groove_clarity": pct((0.6 * ramp(r.regularity, 0.2, 0.8) + 0.4 * r.tempo_confidence)
                               * (1.0 if r.tempo_salient else 0.4)),
         "engine_dance": pct(ramp(r.danceability, 0.5, 2.8)),
     }
     score = sum(DANCE_WEIGHTS[k] * v for k, v in parts.items())
+    score *= 0.5 + 0.5 * min(1.0, electronic_fit / ELECTRONIC_MIN)
     return Pillar(int(round(score)), parts)
 
 
@@ -90,15 +105,15 @@ def danceability(f: Features, profile: dict) -> Pillar:
 def loudness_penalty(lufs: float, profile: dict, status: str) -> float:
     lo, hi = profile["loudness_lufs"][status]
     if status == "master":
-        return min(40.0, 4.0 * (lo - lufs)) if lufs < lo else min(25.0, 5.0 * (lufs - hi)) if lufs > hi else 0.0
+        return min(45.0, 5.0 * (lo - lufs)) if lufs < lo else min(25.0, 5.0 * (lufs - hi)) if lufs > hi else 0.0
     # a pre-master is judged on headroom: too hot means it was limited already
     return min(30.0, 4.0 * (lufs - hi)) if lufs > hi else min(20.0, 2.0 * (lo - lufs)) if lufs < lo else 0.0
 
 
 def true_peak_penalty(tp: float, status: str) -> float:
-    if status == "master":
-        return min(25.0, 8.0 * (tp - MASTER_TRUE_PEAK_MAX)) if tp > MASTER_TRUE_PEAK_MAX else 0.0
-    return min(25.0, 5.0 * (tp - PRE_MASTER_TRUE_PEAK_MAX)) if tp > PRE_MASTER_TRUE_PEAK_MAX else 0.0
+    ceiling = L.TRUE_PEAK_MAX_DBTP[status]
+    rate = 8.0 if status == "master" else 5.0
+    return min(25.0, rate * (tp - ceiling)) if tp > ceiling else 0.0
 
 
 def clipping_penalty(clip_pct: float) -> float:
@@ -124,41 +139,30 @@ def stereo_penalties(f: Features) -> dict:
     out = {}
     if c < 0.0:
         out["phase"] = min(45.0, 25.0 + 25.0 * -c)
-    elif c < 0.3:
-        out["phase"] = 50.0 * (0.3 - c)
+    elif c < L.PHASE_CORRELATION_LOW:
+        out["phase"] = 50.0 * (L.PHASE_CORRELATION_LOW - c)
     if f.channels == 1:
         out["mono"] = 5.0
-    elif w < 0.01:
+    elif w < L.MONO_WIDTH:
         out["mono"] = 15.0
-    elif w > 0.35 and c >= 0.0:
-        out["width"] = min(15.0, 60.0 * (w - 0.35))
+    elif w > L.WIDE_WIDTH and c >= 0.0:
+        out["width"] = min(15.0, 60.0 * (w - L.WIDE_WIDTH))
     return out
 
 
-def noise_floor_gap(f: Features) -> float | None:
-    """Integrated loudness minus the quietest momentary loudness (LU), digital
-    silence excluded: how far the track ever falls below its average. A fade
-    or a break gives 20+ LU; a hiss floor keeps it shallow. None when unknown."""
-    m = np.asarray(f.loudness.momentary_lufs, dtype=np.float64)
-    m = m[np.isfinite(m) & (m > -69.9)]
-    if m.size < 10 or f.loudness.integrated_lufs <= -69.9:
-        return None
-    return float(f.loudness.integrated_lufs - m.min())
-
-
-def high_end_ratio(bands: dict, ideal: dict) -> float:
-    """(high + air) measured over the genre ideal's."""
-    return (bands["high"] + bands["air"]) / max(ideal["high"] + ideal["air"], 0.1)
-
-
-def hiss_penalty(f: Features, profile: dict) -> float:
-    """A noise floor: the track never gets quiet (gap under ~19 LU) *and* the
-    4-20 kHz bands carry more than the genre ideal. Up to 20 points."""
-    gap = noise_floor_gap(f)
-    if gap is None or f.duration_s < 10:
+def hiss_share(f: Features) -> float:
+    """0..1: how clearly a steady broadband noise floor sits under the music:
+    the 5 kHz+ power of the quietest moments is high against the average
+    power *and* steady (music's top end comes and goes; hiss stays)."""
+    n = f.noise_floor
+    if n is None:
         return 0.0
-    excess = high_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"])
-    return 20.0 * ramp(gap, 19.0, 12.0) * ramp(excess, 1.1, 1.35)
+    return ramp(n.floor_db, *L.HISS_FLOOR_DB) * ramp(n.steadiness_db, *L.HISS_STEADY_DB)
+
+
+def hiss_penalty(f: Features) -> float:
+    """Up to 25 points for a noise floor."""
+    return 25.0 * hiss_share(f)
 
 
 def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
@@ -168,7 +172,7 @@ def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
         "clipping": clipping_penalty(f.dynamics.clipping_pct),
         "crest": crest_penalty(f.dynamics.crest_factor_db, profile, status),
         "lra": lra_penalty(f.loudness.loudness_range_lu, profile),
-        "hiss": hiss_penalty(f, profile),
+        "hiss": hiss_penalty(f),
         **stereo_penalties(f),
     }
     pens = {k: round(float(v), 1) for k, v in pens.items() if round(float(v), 1) > 0}
@@ -177,21 +181,23 @@ def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
 
 # ---------------------------------------------------------------- frequency balance
 
-BAND_TOLERANCE_DB = np.array([3.0, 2.0, 1.5, 1.5, 2.0, 2.0, 2.0])
+TOLERANCES = np.array([L.BAND_TOLERANCE_DB[b] for b in BAND_NAMES])
 
 
-def frequency_balance(bands: dict, ideal: dict) -> Pillar:
-    """100 / (1 + (spread / 3 dB)^2), where spread is the mean dB deviation
-    from the ideal beyond each band's tolerance (wider for sub_bass, whose
-    split with bass moves with the key) plus 0.3x every deviation, with
-    sub+bass also judged merged: 90 at 1 dB, 69 at 2 dB, 50 at 3 dB."""
-    d = np.abs(band_distance_db(bands, ideal))
-    excess = np.maximum(d - BAND_TOLERANCE_DB, 0.0) + 0.3 * d
-    low = abs(10 * np.log10(max(bands["sub_bass"] + bands["bass"], 0.05)
-                            / max(ideal["sub_bass"] + ideal["bass"], 0.05)))
-    spread = (float(excess.sum()) + 2.0 * max(low - 1.0, 0.0)) / 9.0
+def band_excess_db(bands: dict, ideal: dict) -> np.ndarray:
+    """How far each band sits outside its tolerance around the ideal (dB, >= 0)."""
+    return np.maximum(np.abs(band_distance_db(bands, ideal)) - TOLERANCES, 0.0)
+
+
+def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0) -> Pillar:
+    """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
+    outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
+    standard deviation of real music everywhere scores 100), plus up to 10 dB
+    when a high-pass filter took the low end (`low_cut` 0..1). 90 at 2.7 dB,
+    50 at 8 dB, 20 at 16 dB."""
+    excess = float(band_excess_db(bands, ideal).sum()) + 10.0 * low_cut
     parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
-    return Pillar(int(round(100.0 / (1.0 + (spread / 3.0) ** 2))), parts)
+    return Pillar(int(round(100.0 / (1.0 + (excess / 8.0) ** 2))), parts)
 
 
 # ---------------------------------------------------------------- energy
@@ -208,7 +214,7 @@ def energy(f: Features, profile: dict) -> Pillar:
     parts = {
         "drive": pct(ramp(r.onset_rate, 0.5, 6.0)),
         "pulse": pct(ramp(r.beat_strength, 0.2, 0.8) if r.tempo_salient else 0.0),
-        "low_end": pct(ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)),
+        "low_end": pct(bass_presence(f, profile)),
         "intensity": pct(_busy_share(f) / 0.5),
     }
     score = 0.35 * parts["drive"] + 0.3 * parts["pulse"] + 0.15 * parts["low_end"] + 0.2 * parts["intensity"]
@@ -268,24 +274,28 @@ def structure(f: Features) -> Pillar:
 
 # ---------------------------------------------------------------- headline
 
-def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar) -> dict:
+def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar, *,
+                     electronic: bool = True) -> dict:
     pens = {}
     if f.dynamics.clipping_pct >= 0.01:
         pens["clipping"] = 12.0 if f.dynamics.clipping_pct >= 0.1 else 6.0
     if f.stereo.correlation < 0.0:
         pens["phase"] = 12.0
-    if low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]) < 0.5:
+    if low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]) < 0.5 or low_cut_share(f) >= 0.5:
         pens["low_end"] = 8.0
     if profile["danceable"] and not f.rhythm.tempo_salient:
         pens["no_pulse"] = 8.0
-    if mix.penalties.get("hiss", 0) >= 8:
-        pens["hiss"] = 5.0
+    if hiss_share(f) >= 0.3:
+        pens["hiss"] = round(10.0 * hiss_share(f), 1)
     if mix.penalties.get("mono", 0) >= 15:
         pens["mono"] = 5.0
-    if status == "master" and f.loudness.integrated_lufs < profile["loudness_lufs"]["master"][0] - 6:
-        pens["too_quiet"] = 6.0
+    under = profile["loudness_lufs"]["master"][0] - f.loudness.integrated_lufs
+    if status == "master" and under > L.TOO_QUIET_MASTER_LU:
+        pens["too_quiet"] = round(min(12.0, 1.5 * under), 1)
     if f.truncated:
         pens["truncated"] = 5.0
+    if not electronic:
+        pens["not_electronic"] = 10.0
     return pens
 
 

@@ -9,6 +9,8 @@ the score fields must be absent; otherwise every field is checked.
 
 from __future__ import annotations
 
+from trackgrade.grading.grade import GRADE_TABLE
+
 import math
 
 from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS
@@ -20,9 +22,8 @@ _MINOR_8A = TONICS.index("A")
 _MAJOR_8B = TONICS.index("C")
 FEEDBACK_TYPES = ("warn", "tip", "pass")
 FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",
-                       "structure", "key", "file")
-GRADE_BOUNDS = ((95, "A+"), (90, "A"), (85, "A-"), (80, "B+"), (75, "B"), (70, "B-"), (65, "C+"),
-                (60, "C"), (55, "C-"), (50, "D+"), (45, "D"), (40, "D-"), (0, "F"))
+                       "structure", "key", "genre", "file")
+GRADE_BOUNDS = tuple((bound, letter) for bound, letter, _ in GRADE_TABLE)
 SCORE_FIELDS = ("score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
                 "structure", "danceability", "energy", "diagnosis", "feedback")
 LIBRARY_FIELDS = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds") + SCORE_FIELDS

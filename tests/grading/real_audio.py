@@ -1,0 +1,121 @@
+"""Real clips (../shared/truth/real, read in place) and the defects the
+real-audio tests apply to them, in memory.
+
+`electronic_clips()` are the clips whose manifest genre names an electronic
+style and that last at least 8 s; `non_electronic_clips()` those annotated with
+an acoustic genre (orchestra, trumpet, country, waltz, ragtime, folk...).
+One row per distinct clip (the manifest's `original` variant). Clips in
+formats the product refuses (Ogg Vorbis) are decoded here with soundfile, so
+the grading rules see them too; everything else goes through the product's
+own decoder. `DEFECTS` are general transformations of any clip: no per-clip
+parameters.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from trackgrade.engine.decode import decode
+from trackgrade.engine.extract import extract
+from trackgrade.engine.features import DecodedAudio, Features
+from trackgrade.errors import TrackgradeError
+
+from truth import real_manifest
+
+ELECTRONIC = re.compile(r"electronic|breakbeat|breaks|trance|techno|house|drum ?& ?bass|dubstep", re.I)
+ACOUSTIC = re.compile(r"classical|jazz|country|waltz|ragtime|folk", re.I)
+MIN_SECONDS = 8.0          # electronic clips: long enough to judge a mix
+MIN_ACOUSTIC_SECONDS = 5.0  # the solo trumpet is 5.3 s
+
+
+def _originals() -> list[dict]:
+    return [r for r in real_manifest() if r["variant"] == "original" and r["category"] != "edge-case"]
+
+
+def electronic_clips() -> list[str]:
+    return [r["file"] for r in _originals()
+            if ELECTRONIC.search(r["genre_truth"]) and float(r["duration_s"] or 0) >= MIN_SECONDS]
+
+
+def non_electronic_clips() -> list[str]:
+    return [r["file"] for r in _originals()
+            if ACOUSTIC.search(r["genre_truth"]) and not ELECTRONIC.search(r["genre_truth"])
+            and float(r["duration_s"] or 0) >= MIN_ACOUSTIC_SECONDS]
+
+
+def genre_truth(file: str) -> str:
+    return next(r["genre_truth"] for r in real_manifest() if r["file"] == file)
+
+
+@lru_cache(maxsize=None)
+def load(file: str) -> DecodedAudio:
+    """The clip's samples: the product's decoder, or soundfile for formats it refuses."""
+    row = next(r for r in real_manifest() if r["file"] == file)
+    data = Path(row["path"]).read_bytes()
+    try:
+        return decode(data, file_name=Path(file).name)
+    except TrackgradeError:
+        samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        return DecodedAudio(samples=samples, sample_rate=rate, container="ogg", subtype="VORBIS")
+
+
+def _with(audio: DecodedAudio, samples: np.ndarray) -> DecodedAudio:
+    return DecodedAudio(samples=np.ascontiguousarray(samples, dtype=np.float32),
+                        sample_rate=audio.sample_rate, container=audio.container, subtype=audio.subtype)
+
+
+def _stereo(x: np.ndarray) -> np.ndarray:
+    return x if x.shape[1] == 2 else np.repeat(x[:, :1], 2, axis=1)
+
+
+def hard_clip(audio: DecodedAudio) -> DecodedAudio:
+    """Driven 6 dB past full scale (peak normalised first) and hard-clipped."""
+    x = audio.samples.astype(np.float64)
+    x = x / max(float(np.abs(x).max()), 1e-9) * 10 ** (6 / 20)
+    return _with(audio, np.clip(x, -1.0, 1.0))
+
+
+def low_cut(audio: DecodedAudio, hz: float = 150.0) -> DecodedAudio:
+    """Everything below `hz` removed (brick-wall, FFT)."""
+    x = audio.samples.astype(np.float64)
+    spec = np.fft.rfft(x, axis=0)
+    freqs = np.fft.rfftfreq(x.shape[0], 1.0 / audio.sample_rate)
+    spec[freqs < hz] = 0
+    return _with(audio, np.fft.irfft(spec, n=x.shape[0], axis=0))
+
+
+def polarity_inverted(audio: DecodedAudio) -> DecodedAudio:
+    """The right channel's polarity flipped (a mono file is made stereo first)."""
+    x = _stereo(audio.samples).astype(np.float64)
+    x[:, 1] = -x[:, 1]
+    return _with(audio, x)
+
+
+def added_noise(audio: DecodedAudio, dbfs: float = -30.0) -> DecodedAudio:
+    """White noise with an RMS of `dbfs` added to every channel (fixed seed)."""
+    rng = np.random.default_rng(1234)
+    x = audio.samples.astype(np.float64)
+    return _with(audio, np.clip(x + rng.standard_normal(x.shape) * 10 ** (dbfs / 20), -1, 1))
+
+
+def turned_down(audio: DecodedAudio, db: float = 14.0) -> DecodedAudio:
+    return _with(audio, audio.samples.astype(np.float64) * 10 ** (-db / 20))
+
+
+DEFECTS = {"clipping": hard_clip, "low_cut": low_cut, "polarity": polarity_inverted,
+           "noise": added_noise, "quiet": turned_down}
+
+
+@lru_cache(maxsize=None)
+def features(file: str, defect: str | None = None) -> Features:
+    """Features of a clip, clean (None) or with one of `DEFECTS`, cached per session."""
+    audio = load(file)
+    if defect is not None:
+        audio = DEFECTS[defect](audio)
+    return extract(audio, parallel=False)

@@ -1,0 +1,56 @@
+"""The verdict on real music: every real electronic clip of 8 s or more
+(../shared/truth/real, read in place) clean and with each defect of
+`real_audio.DEFECTS`, through the real engine and graded as a master.
+
+Each defect must lower the headline and the pillar it belongs to by a clear
+margin and raise a `warn` item that names the problem. The rules are the
+general ones of trackgrade.grading; nothing here is tuned per clip."""
+
+import pytest
+
+from trackgrade.grading import build_analysis
+from trackgrade.grading.validate import validate_document
+
+from .real_audio import DEFECTS, electronic_clips, features
+
+# defect -> (the pillar it belongs to, words a warn item must contain)
+EXPECT = {
+    "clipping": ("mix_quality", "clipped"),
+    "low_cut": ("frequency_balance", "low cut"),
+    "polarity": ("mix_quality", "out of phase"),
+    "noise": ("mix_quality", "noise"),
+    "quiet": ("mix_quality", "quieter than"),
+}
+PILLAR_MARGIN = 5
+HEADLINE_MARGIN = 5
+CLIPS = electronic_clips()
+
+
+def test_the_material_is_there():
+    assert len(CLIPS) >= 4, CLIPS
+    assert set(EXPECT) == set(DEFECTS)
+
+
+def graded(clip: str, defect: str | None):
+    return build_analysis(features(clip, defect), file_name=clip.rsplit("/", 1)[-1],
+                          mastering_status="master")
+
+
+@pytest.mark.parametrize("defect", list(EXPECT))
+@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+def test_defect_lowers_headline_and_pillar_and_is_named(clip, defect):
+    clean, broken = graded(clip, None), graded(clip, defect)
+    pillar, words = EXPECT[defect]
+    assert broken.score <= clean.score - HEADLINE_MARGIN, (clean.scores, broken.scores)
+    assert getattr(broken.scores, pillar) <= getattr(clean.scores, pillar) - PILLAR_MARGIN, \
+        (pillar, clean.scores, broken.scores)
+    warns = [i.text for i in broken.feedback if i.type == "warn"]
+    assert any(words in w.lower() for w in warns), warns
+    assert validate_document(broken.to_dict()) == []
+
+
+@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+def test_clean_real_electronic_clip_is_not_called_non_electronic(clip):
+    a = graded(clip, None)
+    assert a.extras["electronic"], a.extras["electronic_fit"]
+    assert not [i for i in a.feedback if i.category == "genre"]

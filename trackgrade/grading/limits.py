@@ -1,0 +1,67 @@
+"""Every threshold the grading speaks of, defined once.
+
+Scores, the band table, the diagnosis and the feedback all import these, so
+the same track never hears two ceilings or two ranges. Where each number
+comes from: benchmarks/GENRES.md ("Tolerances and limits").
+"""
+
+from __future__ import annotations
+
+from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+
+MASTERING_STATUSES = ("pre-master", "master")
+
+# How far (dB, log ratio of band shares) a good track may sit from its ideal:
+# at least the measured one-sigma spread between commercial tracks (a tilt of
+# +-1.09 dB/oct moves sub 3, bass 1.5, low_mid 0.3, mid 1.3, upper_mid 3, high
+# 4, air 5 dB; the 2.5-12.5 kHz level varies 3.7 dB; the sub region's shape is
+# uncertain by ~8 dB), never under 2 dB; widest at the extremes.
+BAND_TOLERANCE_DB = {"sub_bass": 5.0, "bass": 2.0, "low_mid": 2.0, "mid": 2.0,
+                     "upper_mid": 3.0, "high": 4.0, "air": 5.0}
+# A cut/boost suggestion only well outside the tolerance: a tip beyond 1.5x,
+# a warning beyond 2x. The suggested size brings the band back inside it.
+SUGGEST_BEYOND = 1.5
+WARN_BEYOND = 2.0
+BAND_SHARE_FLOOR_PCT = 0.05      # an empty band counts as 0.05 % (a finite miss)
+BAND_DB_CAP = 15.0
+
+
+
+def _span(lo: float, hi: float) -> str:
+    """"20-60 Hz", "500 Hz-2 kHz", "2-4 kHz"."""
+    if hi < 1000:
+        return f"{lo:g}-{hi:g} Hz"
+    if lo >= 1000:
+        return f"{lo / 1000:g}-{hi / 1000:g} kHz"
+    return f"{lo:g} Hz-{hi / 1000:g} kHz"
+
+
+_WORDS = ("sub-bass", "bass", "low mids", "mids", "upper mids", "highs", "air")
+BAND_LABELS = {name: f"{word} ({_span(lo, hi)})"
+               for name, word, (lo, hi) in zip(BAND_NAMES, _WORDS, BAND_EDGES_HZ)}
+
+# Loudness and peaks. Master ceiling: AES TD1004 / streaming delivery specs.
+# Pre-master: the mastering engineer's usual request (-18 LUFS, 6 dB headroom).
+TRUE_PEAK_MAX_DBTP = {"master": -1.0, "pre-master": -3.0}
+PRE_MASTER_IDEAL_PEAK_DBTP = -6.0
+PRE_MASTER_LUFS = (-23.0, -14.0)
+PRE_MASTER_SEND_LUFS = -18.0
+STREAMING_LUFS = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Amazon Music", -14.0),
+                  ("Apple Music", -16.0))
+TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points
+
+# The low end: where the spectrum starts (engine spectrum.low_rolloff_hz). Real
+# mixes reach 20-80 Hz (Pestana: a low cut near 60 Hz); a high-pass filter
+# above ~100 Hz removes the kick and bass fundamentals.
+LOW_ROLLOFF_OK_HZ = 90.0
+LOW_ROLLOFF_CUT_HZ = 130.0
+
+# The noise floor (engine noise.measure_noise_floor): the 5 kHz+ power of the
+# quietest 5 % of 46 ms frames against the mean power, and how steady it is.
+HISS_FLOOR_DB = (-30.0, -24.0)   # from no hiss to full hiss
+HISS_STEADY_DB = (8.0, 4.0)      # median - P5: music's top comes and goes, hiss stays
+
+# Stereo
+PHASE_CORRELATION_LOW = 0.3
+MONO_WIDTH = 0.01
+WIDE_WIDTH = 0.35
