@@ -82,6 +82,7 @@ def test_report_has_every_chart_and_fact():
 def test_tonal_balance_is_db_against_the_target():
     """The chart's numbers are the grading's: 10 log10(share / target share)."""
     from trackgrade.engine.features import BAND_NAMES
+    from trackgrade.grading.limits import BAND_SHARE_FLOOR_PCT as FLOOR
 
     analysis = canned_analysis("balance.wav", "pre-master")
     html = render_report(analysis)
@@ -90,7 +91,7 @@ def test_tonal_balance_is_db_against_the_target():
     for (status, value), band in zip(shown, BAND_NAMES):
         mine = getattr(analysis.frequency.bands, band)
         target = getattr(analysis.frequency.ideal, band)
-        expected = 10 * math.log10(max(mine, 0.2) / max(target, 0.2))
+        expected = 10 * math.log10(max(mine, FLOOR) / max(target, FLOOR))
         assert abs(float(value) - max(-15, min(15, expected))) <= 0.051, band
     assert {s for s, _ in shown} <= {"ok", "high", "low"}
     # the upper bands are as visible as the bass: every point sits inside the plot

@@ -59,7 +59,7 @@ def band_rows(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
     tolerance the grading allows, the shares in %, and the first reference's
     dB against the same target."""
     from trackgrade.grading.genres import band_distance_db
-    from trackgrade.grading.scores import BAND_TOLERANCE_DB
+    from trackgrade.grading.limits import BAND_TOLERANCE_DB
 
     mine = {b: float(getattr(analysis.frequency.bands, b)) for b in BAND_NAMES}
     target = {b: float(getattr(analysis.frequency.ideal, b)) for b in BAND_NAMES}
@@ -69,7 +69,7 @@ def band_rows(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
         theirs = {b: float(getattr(references[0].analysis.frequency.bands, b)) for b in BAND_NAMES}
         ref_deltas = band_distance_db(theirs, target)
     return [{"band": b, "delta_db": round(float(deltas[i]), 1),
-             "tolerance_db": float(BAND_TOLERANCE_DB[i]), "share_pct": mine[b],
+             "tolerance_db": float(BAND_TOLERANCE_DB[b]), "share_pct": mine[b],
              "target_pct": target[b],
              "ref_delta_db": None if ref_deltas is None else round(float(ref_deltas[i]), 1)}
             for i, b in enumerate(BAND_NAMES)]
