@@ -64,6 +64,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Answer every API route with 503 service_unavailable."),
     Setting("retry_after", "TRACKGRADE_RETRY_AFTER", int, 30,
             "Retry-After seconds for 503 answers."),
+    Setting("webhook_schedule", "TRACKGRADE_WEBHOOK_SCHEDULE", str, "",
+            "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
+            "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days)."),
+    Setting("webhook_concurrency", "TRACKGRADE_WEBHOOK_CONCURRENCY", int, 16,
+            "Webhook attempts in flight at once, all endpoints together."),
+    Setting("webhook_per_endpoint", "TRACKGRADE_WEBHOOK_PER_ENDPOINT", int, 4,
+            "Webhook attempts in flight to one endpoint (a slow one never holds more)."),
+    Setting("webhook_history", "TRACKGRADE_WEBHOOK_HISTORY", int, 1000,
+            "Delivered events kept for `admin events resend`; older ones are pruned."),
 )
 
 
@@ -104,6 +113,10 @@ class Settings:
     idempotency_ttl: int = 24 * 3600
     maintenance: bool = False
     retry_after: int = 30
+    webhook_schedule: str = ""
+    webhook_concurrency: int = 16
+    webhook_per_endpoint: int = 4
+    webhook_history: int = 1000
 
     def replace(self, **changes) -> "Settings":
         return replace(self, **changes)

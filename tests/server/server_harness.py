@@ -97,7 +97,8 @@ class Server:
         return self.request("GET", f"/v1/analyses/{analysis_id}", key=key).json
 
     def events(self, analysis_id: str | None = None) -> list[dict]:
-        rows = self.store.pending_events()
+        """Every outbox event (delivered or not), oldest first."""
+        rows = self.store.select("events.by_created")
         return [r for r in rows if analysis_id is None
                 or r["envelope"]["data"].get("id") == analysis_id]
 
@@ -109,17 +110,20 @@ class Server:
         self.running.stop()
         ctx = self.ctx
         ctx._stop.set()
+        if ctx.webhooks is not None:
+            ctx.webhooks.stop()
         for executor in self.owned:
             executor.shutdown(wait=False)
 
 
-def start(*, store=None, executor=None, clock=None, start_ctx=True, **overrides) -> Server:
+def start(*, store=None, executor=None, clock=None, start_ctx=True, sender=None,
+          **overrides) -> Server:
     settings = load_settings({}, **{"docs_url": DOCS, "threads": 8, **overrides})
     clock = clock or FixedClock(1_800_000_000.0)
     test_executor = ThreadExecutor(2, queue_size=32)
     owned = (test_executor,) if executor else (test_executor, ThreadExecutor(2, queue_size=8))
     app = create_app(settings, store=store or MemoryStore(), clock=clock,
-                     executor=executor or owned[1], test_executor=test_executor)
+                     executor=executor or owned[1], test_executor=test_executor, sender=sender)
     if start_ctx:
         context(app).start()
     running = start_in_thread(app, settings)

@@ -122,7 +122,7 @@ def test_kill_9_mid_analysis_then_restart(tmp_path, track):
         second.stop()
     store = open_store(data)
     try:
-        failed = [e for e in store.pending_events() if e["type"] == "analysis.failed"]
+        failed = [e for e in store.select("events.by_created") if e["type"] == "analysis.failed"]
         assert [e["envelope"]["data"]["id"] for e in failed] == [lost["id"]]
     finally:
         store.close()

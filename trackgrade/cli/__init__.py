@@ -84,6 +84,12 @@ from trackgrade.cli.serve import serve  # noqa: E402
 app.add_typer(admin_app, name="admin")
 app.command("serve")(serve)
 
+from trackgrade.cli.webhooks import listen as _listen_command  # noqa: E402
+from trackgrade.cli.webhooks import verify_webhook as _verify_webhook_command  # noqa: E402
+
+app.command("verify-webhook")(_verify_webhook_command)
+app.command("listen")(_listen_command)
+
 
 def main() -> None:
     """The console script `trackgrade` and `python -m trackgrade`."""

@@ -25,15 +25,20 @@ from trackgrade.cli.errors import EXIT_USAGE, exit_code_for, print_error
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import admin
 from trackgrade.server.store import Store, StoreError
+from trackgrade.server.webhooks import endpoints
 
 app = typer.Typer(name="admin", no_args_is_help=True, add_completion=False,
                   help="Manage keys, credits, webhooks and switches in a data directory "
                        "(safe while a server runs on it).")
 keys_app = typer.Typer(name="keys", no_args_is_help=True, help="Create, revoke and list API keys.")
 webhooks_app = typer.Typer(name="webhooks", no_args_is_help=True,
-                           help="Register webhook endpoints.")
+                           help="Register, list, remove webhook endpoints and rotate their "
+                                "secrets.")
+events_app = typer.Typer(name="events", no_args_is_help=True,
+                         help="Deliver a recent webhook event again.")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
+app.add_typer(events_app, name="events")
 
 
 class Mode(str, Enum):
@@ -194,6 +199,101 @@ def webhooks_add(
     typer.echo(f"Registered {made['id']} -> {made['url']} for account {made['account']}.")
     typer.echo(made["secret"])
     typer.echo("Signing secret shown only this once: verify deliveries with it.")
+
+
+@webhooks_app.command("list")
+def webhooks_list(
+    account: Annotated[Optional[str], typer.Option(
+        help="Only this account's endpoints (default: all).", show_default=False)] = None,
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List endpoints: id, url, enabled, created, last attempt and its result (never secrets)."""
+    with _opened(data) as store:
+        rows = endpoints.list_endpoints(store, account)
+    if as_json:
+        _emit(rows)
+        return
+    if not rows:
+        typer.echo("No webhook endpoints yet: `trackgrade admin webhooks add URL --account ...`.")
+        return
+    header = ("ID", "URL", "ENABLED", "CREATED", "LAST ATTEMPT", "RESULT")
+    table = [header] + [(r["id"], r["url"], "yes" if r["enabled"] else "no", r["created"] or "",
+                         _when(r["last_attempt_at"]), _result(r)) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+def _when(unix: float | None) -> str:
+    if unix is None:
+        return "never"
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(unix, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _result(row: dict) -> str:
+    if not row["enabled"] and row.get("disabled_reason"):
+        return f"disabled: {row['disabled_reason']}"
+    if row["last_status"] is not None:
+        return str(row["last_status"])
+    return row["last_error"] or ""
+
+
+@webhooks_app.command("remove")
+def webhooks_remove(
+    webhook_id: Annotated[str, typer.Argument(help="The endpoint's id (we_…).")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove an endpoint; deliveries still pending to it are cancelled."""
+    with _opened(data) as store:
+        removed = endpoints.remove_endpoint(store, webhook_id)
+    if as_json:
+        _emit({"id": removed["id"], "url": removed["url"], "removed": True,
+               "cancelled_deliveries": removed["cancelled_deliveries"]})
+        return
+    typer.echo(f"Removed {removed['id']} ({removed['url']}); "
+               f"{removed['cancelled_deliveries']} pending deliveries cancelled.")
+
+
+@webhooks_app.command("rotate")
+def webhooks_rotate(
+    webhook_id: Annotated[str, typer.Argument(help="The endpoint's id (we_…).")],
+    overlap: Annotated[int, typer.Option(
+        min=0, help="Seconds the old secret keeps signing beside the new one.")] =
+        endpoints.DEFAULT_OVERLAP,
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Give an endpoint a new signing secret (printed once); during the overlap every
+    delivery carries a v1= signature per secret."""
+    with _opened(data) as store:
+        rotated = endpoints.rotate_secret(store, webhook_id, overlap=overlap)
+    if as_json:
+        _emit(rotated)
+        return
+    typer.echo(f"New signing secret for {rotated['id']} ({rotated['url']}):")
+    typer.echo(rotated["secret"])
+    typer.echo("Shown only this once. "
+               + (f"The old secret keeps signing for {overlap} s." if overlap
+                  else "The old secret no longer signs."))
+
+
+@events_app.command("resend")
+def events_resend(
+    event_id: Annotated[str, typer.Argument(help="The event id (its `id`, also webhook-id).")],
+    data: DataOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Deliver a recent event again to every enabled endpoint of its account."""
+    with _opened(data) as store:
+        sent = endpoints.resend_event(store, event_id)
+    if as_json:
+        _emit(sent)
+        return
+    count = len(sent["endpoints"])
+    typer.echo(f"Event {event_id} queued again for {count} endpoint{'' if count == 1 else 's'}.")
 
 
 @app.command("embed")

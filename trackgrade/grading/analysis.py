@@ -15,9 +15,10 @@ from trackgrade.grading.genres import (GENRES, LABELS, GenreGuess, band_similari
                                        tempo_fit)
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
+from trackgrade.grading.validate import open_key_for
 from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy, Frequency,
-                              FrequencyBands, GenreResult, KeyResult, Mix, Scores,
-                              StructureResult, StructureSection, Tempo)
+                              FrequencyBands, GenreResult, KeyAlternative, KeyResult, Mix, Scores,
+                              StructureResult, StructureSection, Tempo, TempoAlternative)
 
 def check_mastering_status(value) -> str:
     if value not in MASTERING_STATUSES:
@@ -206,7 +207,12 @@ def _key(f: Features) -> KeyResult | None:
     if key is None:
         return None
     return KeyResult(key=key.tonic, scale=key.scale, camelot=key.camelot,
-                     confidence=_num(key.confidence, 2, 0.0, 1.0))
+                     confidence=_num(key.confidence, 2, 0.0, 1.0),
+                     open_key=open_key_for(key.tonic, key.scale),
+                     alternatives=tuple(KeyAlternative(key=k.tonic, scale=k.scale, camelot=k.camelot,
+                                                       open_key=open_key_for(k.tonic, k.scale),
+                                                       confidence=_num(k.confidence, 2, 0.0, 1.0))
+                                        for k in key.alternatives[:2]))
 
 
 def build_analysis(features: Features, *, file_name: str, mastering_status: str) -> Analysis:
@@ -225,7 +231,10 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str)
         score=j.score, grade=grade_for(j.score),
         scores=Scores(hit_potential=j.score, **{k: v.score for k, v in p.items()}),
         tempo=Tempo(bpm=_num(f.rhythm.bpm, 1, 0.0, 300.0),
-                    regularity=_num(f.rhythm.regularity, 2, 0.0, 1.0)),
+                    regularity=_num(f.rhythm.regularity, 2, 0.0, 1.0),
+                    confidence=_num(f.rhythm.tempo_confidence, 2, 0.0, 1.0),
+                    alternatives=tuple(TempoAlternative.from_reading(r)
+                                       for r in f.rhythm.tempo_alternatives[:3])),
         key=_key(f),
         genre=GenreResult(detected=j.guess.key, name=j.guess.name, confidence=j.guess.confidence),
         frequency=Frequency(bands=FrequencyBands.from_mapping(round_bands(f.spectrum.bands_pct)),

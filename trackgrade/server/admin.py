@@ -11,16 +11,14 @@ Errors: TrackgradeError `not_found` (unknown key, account or analysis) and
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import accounts
 from trackgrade.server.clock import Clock, SystemClock, isoformat
-from trackgrade.server.store import Store, new_id, open_store
+from trackgrade.server.store import Store, open_store
+from trackgrade.server.webhooks import endpoints
 
 DEFAULT_DATA_DIR = "./trackgrade-data"
 MAINTENANCE_DOC = "maintenance"
@@ -104,39 +102,15 @@ def add_credits(store: Store, account_id: str, amount: int, *,
 
 def check_webhook_url(url: str) -> str:
     """`https://` with a host, or `http://` to a loopback address only."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and _is_loopback(host):
-        return url
-    raise TrackgradeError("parameter_invalid", f"webhook URL must be https:// (http:// only for "
-                          f"loopback addresses); given {url!r}", param="url")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return endpoints.check_url(url)
 
 
 def add_webhook(store: Store, url: str, account_id: str, *,
                 clock: Clock | None = None) -> dict:
     """Register an endpoint; returns {"id", "url", "account", "secret"} (the
-    `whsec_` secret is the HMAC key of every delivery)."""
-    check_webhook_url(url)
-    clock = clock or SystemClock()
-    doc = {"id": new_id("we"), "object": "webhook_endpoint", "account_id": account_id,
-           "url": url, "secret": "whsec_" + secrets.token_urlsafe(32), "enabled": True,
-           "created_at": isoformat(clock.now())}
-    with store.transaction() as txn:
-        if txn.get("accounts", account_id) is None:
-            raise TrackgradeError("not_found", f"no account {account_id!r}", param="account")
-        txn.put("webhooks", doc)
-    return {"id": doc["id"], "url": url, "account": account_id, "secret": doc["secret"]}
+    `whsec_` secret is the HMAC key of every delivery). The other webhook
+    operations live in trackgrade.server.webhooks.endpoints."""
+    return endpoints.add_endpoint(store, url, account_id, clock=clock)
 
 
 def set_embed(store: Store, analysis_id: str, on: bool) -> dict:

@@ -27,6 +27,9 @@ from trackgrade.server.idempotency import InFlightKeys
 from trackgrade.server.lifecycle import Lifecycle
 from trackgrade.server.ratelimit import MinuteWindow
 from trackgrade.server.store import Store
+from trackgrade.server.webhooks import (
+    Dispatcher, DispatchOptions, HttpSender, WebhookSender, parse_schedule,
+)
 from trackgrade.server.worker import Executor, ProcessExecutor, ThreadExecutor
 
 log = logging.getLogger("trackgrade.server")
@@ -57,6 +60,7 @@ class ServerContext:
     lifecycle: Lifecycle
     window: MinuteWindow
     idempotency: InFlightKeys = field(default_factory=InFlightKeys)
+    webhooks: Dispatcher | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _sweeper: threading.Thread | None = None
 
@@ -77,6 +81,8 @@ class ServerContext:
         warm = getattr(self.executor, "warm", None)
         if warm is not None:
             warm()
+        if self.webhooks is not None:
+            self.webhooks.start()
         if self._sweeper is None:
             self._sweeper = threading.Thread(target=self._sweep_loop, name="trackgrade-sweeper",
                                              daemon=True)
@@ -91,6 +97,8 @@ class ServerContext:
 
     def close(self, wait: bool = True) -> None:
         self._stop.set()
+        if self.webhooks is not None:
+            self.webhooks.stop()
         if self._sweeper is not None:
             self._sweeper.join(timeout=5)
         self.executor.shutdown(wait=wait)
@@ -99,8 +107,9 @@ class ServerContext:
 
 def create_app(settings: Settings, *, store: Store | None = None,
                executor: Executor | None = None, test_executor: Executor | None = None,
-               clock: Clock | None = None) -> Flask:
-    """Build the Flask app and its `ServerContext` (`app.extensions["trackgrade"]`)."""
+               clock: Clock | None = None, sender: WebhookSender | None = None) -> Flask:
+    """Build the Flask app and its `ServerContext` (`app.extensions["trackgrade"]`).
+    `sender` is the webhook transport (default: real HTTP)."""
     from trackgrade.server import routes
 
     clock = clock or SystemClock()
@@ -116,7 +125,8 @@ def create_app(settings: Settings, *, store: Store | None = None,
                           idempotency_ttl=settings.idempotency_ttl)
     ctx = ServerContext(settings=settings, store=store, clock=clock, executor=executor,
                         test_executor=test_executor, lifecycle=lifecycle,
-                        window=MinuteWindow(clock))
+                        window=MinuteWindow(clock),
+                        webhooks=build_dispatcher(settings, store, clock, sender))
 
     app = Flask("trackgrade.server", static_folder=None)
     app.request_class = InMemoryRequest
@@ -152,6 +162,16 @@ def create_app(settings: Settings, *, store: Store | None = None,
 
     routes.register(app, ctx)
     return app
+
+
+def build_dispatcher(settings: Settings, store: Store, clock: Clock,
+                     sender: WebhookSender | None = None) -> Dispatcher:
+    """The webhook dispatcher the settings describe (started by `ctx.start()`)."""
+    options = DispatchOptions(schedule=parse_schedule(settings.webhook_schedule),
+                              concurrency=max(1, settings.webhook_concurrency),
+                              per_endpoint=max(1, settings.webhook_per_endpoint),
+                              history=max(0, settings.webhook_history))
+    return Dispatcher(store, clock, sender or HttpSender(), options)
 
 
 def context(app: Flask) -> ServerContext:

@@ -8,6 +8,7 @@ url_map and the codes the server raises.
 
 from __future__ import annotations
 
+from trackgrade.engine.features import TEMPO_RELATIONS
 from trackgrade.errors import ERROR_CODES
 
 VERSION = "1.0.0"
@@ -49,6 +50,8 @@ def schemas() -> dict:
                       "param": _NSTR, "doc_url": {"type": ["string", "null"], "format": "uri"},
                       "request_id": _STR}, ("type", "code", "message"))
     bands = _obj({b: _NUM for b in BANDS})
+    key_reading = {"key": _STR, "scale": {"enum": ["major", "minor"]}, "camelot": _STR,
+                   "open_key": _STR, "confidence": _NUM}
     analysis_props = {
         "object": {"const": "analysis"}, "id": _UUID,
         "status": {"enum": ["processing", "complete", "failed"]},
@@ -61,9 +64,12 @@ def schemas() -> dict:
                                            "D+", "D", "D-", "F"]}, "label": _STR}),
         "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
                                             "frequency_balance", "energy", "structure")}),
-        "tempo": _obj({"bpm": _NUM, "regularity": _NUM}),
-        "key": {"oneOf": [_obj({"key": _STR, "scale": _STR, "camelot": _STR,
-                                "confidence": _NUM}), {"type": "null"}]},
+        "tempo": _obj({"bpm": _NUM, "regularity": _NUM, "confidence": _NUM,
+                       "alternatives": {"type": "array", "maxItems": 3, "items": _obj({
+                           "bpm": _NUM, "relation": {"enum": list(TEMPO_RELATIONS)},
+                           "confidence": _NUM})}}),
+        "key": {"oneOf": [_obj({**key_reading, "alternatives": {
+            "type": "array", "maxItems": 2, "items": _obj(key_reading)}}), {"type": "null"}]},
         "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM}),
         "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
                            "centroid_hz": _NUM, "score": _SCORE}),
@@ -129,7 +135,35 @@ def schemas() -> dict:
         "UploadReceived": _obj({"object": {"const": "upload"}, "analysis_id": _UUID,
                                 "status": {"const": "processing"},
                                 "bytes_received": _int(0)}),
+        **event_schemas(),
     }
+
+
+EVENT_TYPES = {   # type -> (schema of `data`, when it is sent)
+    "analysis.scores_ready": ("Analysis", "the analysis reached `complete` with scores; "
+                                          "diagnosis_status is `pending`"),
+    "analysis.completed": ("Analysis", "the enhanced diagnosis landed; diagnosis_status is "
+                                       "`ready`"),
+    "analysis.failed": ("AnalysisFailedData", "the analysis could not complete (credit "
+                                              "restored)"),
+    "credit.balance.low": ("CreditBalanceLowData", "the credit balance crossed from above the "
+                                                   "threshold to at or below it"),
+}
+
+
+def event_schemas() -> dict:
+    """The webhook event envelope (spec 6.2) per type, and the non-Analysis `data`."""
+    out = {
+        "AnalysisFailedData": _obj({"id": _UUID, "status": {"const": "failed"},
+                                    "external_id": _NSTR, "error": _ref("ErrorObject")}),
+        "CreditBalanceLowData": _obj({"credits_remaining": _int(0), "threshold": _int(0)}),
+    }
+    for event_type, (data, _) in EVENT_TYPES.items():
+        name = "Event_" + event_type.replace(".", "_")
+        out[name] = _obj({"id": _UUID, "object": {"const": "event"},
+                          "type": {"const": event_type}, "created": _int(0),
+                          "livemode": {"type": "boolean"}, "data": _ref(data)})
+    return out
 
 
 def _json(schema: dict, description: str) -> dict:
@@ -233,6 +267,42 @@ def paths() -> dict:
     }
 
 
+_SIGNATURE_HEADERS = [
+    _param("Service-Signature", "header",
+           {"type": "string", "pattern": r"^t=\d+(,v1=[0-9a-f]{64})+"}, required=True,
+           description="t=<Unix seconds of this attempt>,v1=<hex HMAC-SHA256 of "
+           "'<t>.<raw body>' keyed with the whole whsec_ secret>; one v1 per secret during a "
+           "rotation overlap. Reject t more than 300 s off."),
+    _param("webhook-id", "header", _UUID, required=True, description="the event id"),
+    _param("webhook-timestamp", "header", {"type": "string", "pattern": r"^\d+$"},
+           required=True, description="the same t"),
+    _param("webhook-signature", "header", _STR, required=True,
+           description="Standard Webhooks: v1,<base64 HMAC-SHA256 of '<id>.<t>.<raw body>' "
+           "keyed with the base64-decoded secret after whsec_>, space-separated per secret"),
+]
+
+
+def webhooks() -> dict:
+    """OpenAPI 3.1 `webhooks`: what the server POSTs to registered endpoints."""
+    out = {}
+    for event_type, (_, when) in EVENT_TYPES.items():
+        out[event_type] = {"post": {
+            "operationId": "event_" + event_type.replace(".", "_"),
+            "summary": f"{event_type}: {when}",
+            "description": "POSTed to every enabled endpoint of the account. Any 2xx "
+                           "acknowledges; no answer in 10 s, 3xx (not followed), 4xx and 5xx "
+                           "are retried for about 3.2 days; Retry-After on 429/503 is honoured "
+                           "(at most 1 h); 410 disables the endpoint. Dedupe on `id`.",
+            "parameters": _SIGNATURE_HEADERS,
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": _ref("Event_" + event_type.replace(".", "_"))}}},
+            "responses": {"2XX": {"description": "acknowledged"},
+                          "410": {"description": "gone: the endpoint is disabled"}},
+            "security": [],
+        }}
+    return out
+
+
 def document(server_url: str = "/v1") -> dict:
     return {
         "openapi": "3.1.0",
@@ -243,6 +313,7 @@ def document(server_url: str = "/v1") -> dict:
         "servers": [{"url": server_url}],
         "security": [{"apiKey": []}],
         "paths": paths(),
+        "webhooks": webhooks(),
         "components": {
             "schemas": schemas(),
             "securitySchemes": {

@@ -25,10 +25,16 @@ is a fresh copy you may mutate freely (it is not written back until you
                  ("processing" | "complete" | "failed"). The admin `embed`
                  command sets "embed": true/false on the row.
     events       the webhook outbox, one row per event: see `new_event`.
-                 Indexed while "state" == "pending", by "next_attempt_at";
-                 all of them by "created" (to prune delivered ones: each row
-                 carries the Analysis, ~4 KB, and the store lives in memory).
-    webhooks     {"id": "we_…", "account_id", "url", "secret", "created_at"}
+                 Indexed while "state" == "pending" (not yet fanned out to
+                 the account's endpoints), by "next_attempt_at"; all of them
+                 by "created" (to prune delivered ones: each row carries the
+                 Analysis, ~4 KB, and the store lives in memory).
+    deliveries   one row per (event, endpoint): its attempts, last result and
+                 next attempt; indexed per endpoint while "state" ==
+                 "pending", by "next_attempt_at", and by "event_id". See
+                 trackgrade/server/webhooks/state.py.
+    webhooks     {"id": "we_…", "account_id", "url", "secret", "enabled",
+                  "created_at", …}   see trackgrade/server/webhooks/endpoints.py
     idempotency  the app's records (fingerprint, status, response, …) with an
                  "expires_at" (Unix seconds) the store indexes; the app picks
                  the id (e.g. f"{key_id}:{idempotency_key}").
@@ -78,6 +84,7 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
+    "deliveries",
 )
 
 
@@ -121,6 +128,9 @@ INDEXES: tuple[Index, ...] = (
     Index("events.pending", "events", (), ("next_attempt_at",), where=("state", "pending")),
     Index("events.by_created", "events", (), ("created",)),
     Index("idempotency.by_expiry", "idempotency", (), ("expires_at",)),
+    Index("deliveries.due", "deliveries", ("webhook_id",), ("next_attempt_at",),
+          where=("state", "pending")),
+    Index("deliveries.by_event", "deliveries", ("event_id",)),
 )
 INDEX_BY_NAME: dict[str, Index] = {index.name: index for index in INDEXES}
 
@@ -218,10 +228,11 @@ def new_event(event_type: str, data: Doc, *, account_id: str, livemode: bool,
 
     `envelope` is the spec 6.2 event body, frozen when the event happens;
     the webhook sender signs and POSTs `envelope` to every endpoint of the
-    account and keeps its delivery state on the row ("state": "pending" ->
-    "delivered" | "failed", "attempts", "next_attempt_at" (Unix seconds),
-    "deliveries": {webhook_id: {...}}). Put it in the same transaction as
-    the state change that caused it.
+    account. "state" is "pending" until the dispatcher fans the event out
+    into one `deliveries` row per endpoint, then "dispatched"; the delivery
+    state (attempts, results, next attempt) lives on those rows
+    (trackgrade/server/webhooks/state.py). Put it in the same transaction
+    as the state change that caused it.
     """
     event_id = event_id or str(uuid.uuid4())
     envelope = {"id": event_id, "object": "event", "type": event_type,

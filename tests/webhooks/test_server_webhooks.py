@@ -1,0 +1,120 @@
+"""Webhooks from a real server (waitress on loopback, the real dispatcher and
+HttpSender) to real receivers: the analysis events of test and live mode,
+external_id, credit.balance.low once per crossing, a failing receiver."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
+from receiver import Receiver, answer, fail_first  # noqa: E402
+from server_harness import start, wav_bytes  # noqa: E402
+
+from trackgrade import signing  # noqa: E402
+from trackgrade.server.webhooks import endpoints  # noqa: E402
+
+
+@pytest.fixture
+def server():
+    made = start(webhook_schedule="0,0.2,0.2,0.2")
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def receivers():
+    made = []
+    yield lambda behaviour=None: made.append(Receiver(behaviour or answer(200))) or made[-1]
+    for rcv in made:
+        rcv.close()
+
+
+def verified(secret, delivery, clock_now):
+    return signing.verify(secret, delivery.headers["service-signature"], delivery.body,
+                          now=clock_now)
+
+
+def test_a_test_mode_analysis_delivers_scores_ready_and_completed(server, receivers):
+    rcv = receivers()
+    key, account = server.key("test")
+    hook = endpoints.add_endpoint(server.store, rcv.url, account, clock=server.clock)
+    accepted = server.submit(key, file_name="kick.wav", external_id="order-42").json
+    assert server.upload(accepted, b"RIFF test bytes").status == 200
+    got = rcv.wait_for(2)
+    events = [verified(hook["secret"], d, server.clock.time()) for d in got]
+    events.sort(key=lambda e: e["type"] == "analysis.completed")     # may arrive in any order
+    assert [e["type"] for e in events] == ["analysis.scores_ready", "analysis.completed"]
+    for event in events:
+        assert event["livemode"] is False and event["object"] == "event"
+        assert event["data"]["id"] == accepted["id"]
+        assert event["data"]["external_id"] == "order-42"
+    assert events[0]["data"]["diagnosis_status"] == "pending"
+    assert events[1]["data"]["diagnosis_status"] == "ready"
+    assert isinstance(events[1]["data"]["score"], int)
+    assert {d.headers["webhook-id"] for d in got} == {e["id"] for e in events}
+
+
+def test_a_failed_analysis_and_the_low_balance_crossing_are_delivered_once(server, receivers):
+    rcv = receivers()
+    key, account = server.key("live", credits=6)
+    hook = endpoints.add_endpoint(server.store, rcv.url, account, clock=server.clock)
+    accepted = server.submit(key, file_name="a.wav", external_id="x-1").json   # 6 -> 5: low
+    server.upload(accepted, b"not audio at all")                                # fails: 5 -> 6
+    got = rcv.wait_for(2)
+    events = [verified(hook["secret"], d, server.clock.time()) for d in got]
+    by_type = {}
+    for event in events:
+        by_type.setdefault(event["type"], []).append(event)
+    assert by_type["credit.balance.low"][0]["data"] == {"credits_remaining": 5, "threshold": 5}
+    assert by_type["credit.balance.low"][0]["livemode"] is True
+    failed = by_type["analysis.failed"][0]["data"]
+    assert failed["id"] == accepted["id"] and failed["status"] == "failed"
+    assert failed["external_id"] == "x-1" and failed["error"]["code"]
+    # 6 -> 5 again crosses again; 5 -> 4 does not
+    second = server.submit(key, file_name="b.wav").json
+    server.upload(second, b"still not audio")
+    server.wait(second["id"], key)
+    rcv.wait_for(4)
+    time.sleep(0.3)
+    lows = [e for e in rcv.events() if e["type"] == "credit.balance.low"]
+    assert len(lows) == 2 and len(rcv.deliveries) == 4
+
+
+def test_a_receiver_failing_its_first_attempts_still_gets_the_event(server, receivers):
+    rcv = receivers(fail_first(2, 503))
+    key, account = server.key("test")
+    hook = endpoints.add_endpoint(server.store, rcv.url, account, clock=server.clock)
+    accepted = server.submit(key, file_name="kick_fail_unprocessable_audio.wav").json
+    server.upload(accepted, b"bytes")
+    first = rcv.wait_for(1)[0]
+    for step in range(2):                   # the FixedClock moves through the schedule
+        server.clock.advance(0.25)
+        rcv.wait_for(2 + step)
+    got = rcv.wait_for(3)
+    assert len({d.body for d in got}) == 1 and first.event["type"] == "analysis.failed"
+    row = server.store.get("deliveries", f"{first.event['id']}:{hook['id']}")
+    assert (row["state"], row["attempts"], row["last_status"]) == ("delivered", 3, 200)
+
+
+def test_one_hanging_endpoint_does_not_delay_another_account(server, receivers):
+    hang, fast = receivers(lambda d, n: "hang"), receivers()
+    slow_key, slow_account = server.key("test")
+    key, account = server.key("test")
+    endpoints.add_endpoint(server.store, hang.url, slow_account, clock=server.clock)
+    endpoints.add_endpoint(server.store, fast.url, account, clock=server.clock)
+    for n in range(6):
+        accepted = server.submit(slow_key, file_name=f"s{n}.wav").json
+        server.upload(accepted, b"x")
+    started = time.monotonic()
+    accepted = server.submit(key, file_name="fast.wav").json
+    server.upload(accepted, b"x")
+    got = fast.wait_for(2, timeout=5)
+    assert got[-1].at - started < 2.0
+    assert len(hang.deliveries) <= 4                     # webhook_per_endpoint
+    # and the API answers meanwhile
+    assert server.request("GET", f"/v1/analyses/{accepted['id']}", key=key).status == 200

@@ -1,0 +1,253 @@
+"""Delivery state as ordinary store records (collections "events",
+"deliveries", "webhooks"), read and written only through store transactions.
+
+    event      the outbox row `new_event` writes with the state change that
+               caused it. "pending" until `claim_due` fans it out, then
+               "dispatched". Its `envelope` is the body of every delivery.
+    delivery   {"id": "<event id>:<endpoint id>", "event_id", "webhook_id",
+                "account_id", "created", "state", "attempts",
+                "next_attempt_at", "lease_until", "last_attempt_at",
+                "last_status", "last_error", "delivered_at"}
+               "state": "pending" -> "delivered" (a 2xx) | "failed" (schedule
+               used up, or 410) | "cancelled" (endpoint disabled or removed).
+
+One function, `claim_due`, picks the work: in ONE transaction it fans out
+new events and, per endpoint with room, takes the due deliveries, bumping
+`attempts` and leasing each one (`next_attempt_at` = now + lease, so no other
+claimer takes it while the attempt runs). A later PostgreSQL store turns the
+per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease.
+`record_results` writes a batch of outcomes in one transaction and ignores
+outcomes whose lease was lost (the row moved on meanwhile).
+
+After a crash the leased rows are still "pending": `recover_leases` (run at
+start by the only server of a data directory) makes them due at once, so an
+attempt that may not have reached the receiver is made again; an
+acknowledged one was recorded "delivered" and is never sent again, unless the
+crash fell between the receiver's 2xx and that write (then it is sent once
+more: receivers dedupe on the event id).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Iterable
+
+from trackgrade.server.store import Store, Txn
+from trackgrade.server.webhooks.schedule import next_wait
+from trackgrade.server.webhooks.sender import TIMEOUT_S, SendResult
+
+LEASE_S = TIMEOUT_S + 20.0       # an attempt still unrecorded after this is taken again
+FAN_OUT_BATCH = 200
+PRUNE_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Job:
+    """One claimed attempt: what to sign and where to POST it."""
+    delivery_id: str
+    event_id: str
+    webhook_id: str
+    url: str
+    secrets: tuple[str, ...]
+    body: bytes
+    attempt: int
+
+
+def delivery_id(event_id: str, webhook_id: str) -> str:
+    return f"{event_id}:{webhook_id}"
+
+
+def event_body(event: dict) -> bytes:
+    """The exact bytes every attempt of `event` sends (and signs)."""
+    return json.dumps(event["envelope"], separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def signing_secrets(endpoint: dict, now: float) -> tuple[str, ...]:
+    """The endpoint's current secret, then those still in their rotation overlap."""
+    older = [old["secret"] for old in endpoint.get("previous_secrets") or ()
+             if float(old.get("expires_at", 0)) > now]
+    return (endpoint["secret"], *older)
+
+
+def new_delivery(event: dict, webhook_id: str, now: float) -> dict:
+    return {"id": delivery_id(event["id"], webhook_id), "event_id": event["id"],
+            "webhook_id": webhook_id, "account_id": event["account_id"],
+            "created": event["created"], "state": "pending", "attempts": 0,
+            "next_attempt_at": float(now), "lease_until": None, "last_attempt_at": None,
+            "last_status": None, "last_error": None, "delivered_at": None}
+
+
+def fan_out(txn: Txn, now: float, limit: int = FAN_OUT_BATCH) -> int:
+    """One delivery row per enabled endpoint of the account for each new
+    event; the event becomes "dispatched". Returns how many events."""
+    events = txn.select("events.pending", upto=(now,), limit=limit)
+    for event in events:
+        for endpoint in txn.select("webhooks.by_account", (event["account_id"],)):
+            if endpoint.get("enabled", True):
+                txn.put("deliveries", new_delivery(event, endpoint["id"], now))
+        event["state"] = "dispatched"
+        txn.put("events", event)
+    return len(events)
+
+
+def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
+              lease: float = LEASE_S) -> list[Job]:
+    """Fan out new events, then claim up to `room[endpoint id]` due
+    deliveries per enabled endpoint and `total` in all, in one transaction.
+    Endpoints missing from `room` get `room.get(None, 0)`."""
+    endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)]
+    jobs: list[Job] = []
+    with store.transaction() as txn:
+        fan_out(txn, now)
+        bodies: dict[str, bytes] = {}
+        for endpoint in endpoints:
+            free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
+            if free <= 0:
+                continue
+            secrets = signing_secrets(endpoint, now)
+            for row in txn.select("deliveries.due", (endpoint["id"],), limit=free,
+                                  upto=(now,)):
+                body = bodies.get(row["event_id"])
+                if body is None:
+                    event = txn.get("events", row["event_id"])
+                    if event is None:           # pruned under it: nothing to send
+                        row["state"] = "cancelled"
+                        txn.put("deliveries", row)
+                        continue
+                    body = bodies[row["event_id"]] = event_body(event)
+                row["attempts"] = int(row["attempts"]) + 1
+                row.update(lease_until=now + lease, next_attempt_at=now + lease,
+                           last_attempt_at=now)
+                txn.put("deliveries", row)
+                jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
+                                secrets, body, row["attempts"]))
+    return jobs
+
+
+@dataclass(frozen=True)
+class Outcome:
+    job: Job
+    result: SendResult
+    state: str                  # the delivery's state after this attempt
+    next_attempt_at: float | None
+
+
+def record_results(store: Store, results: Iterable[tuple[Job, SendResult]], now: float,
+                   schedule: tuple[float, ...], rng: random.Random) -> list[Outcome]:
+    """Write a batch of attempt outcomes in one transaction (see the module
+    docstring); a 410 disables the endpoint and cancels its other deliveries."""
+    outcomes = []
+    with store.transaction() as txn:
+        for job, result in results:
+            row = txn.get("deliveries", job.delivery_id)
+            if row is None or row["state"] != "pending" or row["attempts"] != job.attempt:
+                continue                        # lease lost: someone else owns the row now
+            row.update(lease_until=None, last_status=result.status, last_error=result.error)
+            if result.acknowledged:
+                row.update(state="delivered", delivered_at=now)
+            elif result.status == 410:
+                row["state"] = "failed"
+            else:
+                wait = next_wait(row["attempts"], schedule, rng, status=result.status,
+                                 retry_after=result.retry_after)
+                if wait is None:
+                    row["state"] = "failed"
+                else:
+                    row["next_attempt_at"] = now + wait
+            txn.put("deliveries", row)
+            _note_on_endpoint(txn, job.webhook_id, now, result)
+            if result.status == 410:
+                disable_endpoint(txn, job.webhook_id, now, "the endpoint answered 410 Gone")
+            outcomes.append(Outcome(job, result, row["state"],
+                                    row["next_attempt_at"] if row["state"] == "pending" else None))
+    return outcomes
+
+
+def _note_on_endpoint(txn: Txn, webhook_id: str, now: float, result: SendResult) -> None:
+    endpoint = txn.get("webhooks", webhook_id)
+    if endpoint is not None:
+        endpoint.update(last_attempt_at=now, last_status=result.status,
+                        last_error=result.error)
+        txn.put("webhooks", endpoint)
+
+
+def disable_endpoint(txn: Txn, webhook_id: str, now: float, reason: str) -> int:
+    """No further attempts to this endpoint: disabled, pending deliveries
+    cancelled. Returns how many were cancelled."""
+    endpoint = txn.get("webhooks", webhook_id)
+    if endpoint is not None and endpoint.get("enabled", True):
+        endpoint.update(enabled=False, disabled_at=now, disabled_reason=reason)
+        txn.put("webhooks", endpoint)
+    return cancel_pending(txn, webhook_id)
+
+
+def cancel_pending(txn: Txn, webhook_id: str) -> int:
+    rows = txn.select("deliveries.due", (webhook_id,))
+    for row in rows:
+        row.update(state="cancelled", lease_until=None)
+        txn.put("deliveries", row)
+    return len(rows)
+
+
+def recover_leases(store: Store, now: float) -> int:
+    """At start, for the only server of a store: attempts leased by a
+    process that died become due now. Returns how many."""
+    recovered = 0
+    for endpoint in store.scan("webhooks"):
+        with store.transaction() as txn:
+            for row in txn.select("deliveries.due", (endpoint["id"],)):
+                if row.get("lease_until") is not None:
+                    row.update(lease_until=None, next_attempt_at=float(now))
+                    txn.put("deliveries", row)
+                    recovered += 1
+    return recovered
+
+
+def finished(txn: Txn, event: dict) -> bool:
+    """Dispatched and no delivery of it still pending."""
+    if event.get("state") == "pending":
+        return False
+    return all(row["state"] != "pending"
+               for row in txn.select("deliveries.by_event", (event["id"],)))
+
+
+def prune(store: Store, *, keep: int, limit: int = PRUNE_BATCH) -> int:
+    """Delete the oldest finished events (and their delivery rows) beyond
+    the newest `keep` events, up to `limit` per call. Events still being
+    delivered stay. Returns how many were deleted."""
+    excess = store.count("events.by_created") - keep
+    if excess <= 0:
+        return 0
+    deleted = 0
+    with store.transaction() as txn:
+        for event in txn.select("events.by_created", limit=min(excess, limit)):
+            if not finished(txn, event):
+                continue
+            for row in txn.select("deliveries.by_event", (event["id"],)):
+                txn.delete("deliveries", row["id"])
+            txn.delete("events", event["id"])
+            deleted += 1
+    return deleted
+
+
+def resend(store: Store, event_id: str, now: float) -> list[dict]:
+    """Deliver a kept event again to every enabled endpoint of its account
+    (attempt count restarts). Returns the delivery rows; [] when the event
+    was not fanned out yet (it is about to be delivered anyway). Raises
+    LookupError for an unknown (or pruned) event."""
+    with store.transaction() as txn:
+        event = txn.get("events", event_id)
+        if event is None:
+            raise LookupError(event_id)
+        if event.get("state") == "pending":
+            return []
+        rows = []
+        for endpoint in txn.select("webhooks.by_account", (event["account_id"],)):
+            if endpoint.get("enabled", True):
+                row = new_delivery(event, endpoint["id"], now)
+                txn.put("deliveries", row)
+                rows.append(row)
+        return rows
