@@ -64,6 +64,22 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "admin webhooks add": (("Register an endpoint",
                             "trackgrade admin webhooks add https://example.com/hooks "
                             "--account acct_123"),),
+    "admin webhooks list": (("An account's endpoints and their last delivery",
+                             "trackgrade admin webhooks list --account acct_123"),),
+    "admin webhooks remove": (("Remove an endpoint", "trackgrade admin webhooks remove wh_123"),),
+    "admin webhooks rotate": (("A new secret, the old one valid for an hour more",
+                               "trackgrade admin webhooks rotate wh_123 --overlap 3600"),),
+    "admin events": (("Deliver an event again", "trackgrade admin events resend evt_123"),),
+    "admin events resend": (("Deliver an event again", "trackgrade admin events resend evt_123"),),
+    "verify-webhook": (("Check a saved delivery",
+                        "trackgrade verify-webhook --secret whsec_... --header "
+                        "'Service-Signature: t=1700000000,v1=...' --body-file body.json"),
+                       ("From a pipe", "cat body.json | trackgrade verify-webhook --secret "
+                                       "whsec_... --header 'Service-Signature: ...'")),
+    "listen": (("Receive and print deliveries on port 8787",
+                "trackgrade listen --secret whsec_..."),
+               ("Forward verified ones to your app",
+                "trackgrade listen --secret whsec_... --forward http://127.0.0.1:3000/hooks")),
 }
 
 MAX_WIDTH = 100
