@@ -74,6 +74,7 @@ class GenreResult:
     detected: str
     name: str
     confidence: float
+    target: str = ""                 # the profile the scores used: a genre key or "reference"
 
 
 @dataclass(frozen=True)

@@ -240,3 +240,22 @@ def test_no_key_no_sections_no_feedback():
     doc = parse(html)
     assert not [c for c in classes_of(doc) if c.startswith("section ")]
     assert {a.get("id") for t, a in doc.tags if t == "svg"} >= set(CHART_IDS)
+
+
+def test_cli_report_with_a_reference_track(runner, tracks, tmp_path):
+    """--reference grades against the reference and draws it beside the track."""
+    page = tmp_path / "vs.html"
+    result = runner.invoke(app, ["report", str(tracks[0]), "--reference", str(tracks[1]),
+                                 "--out", str(page), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["genre"]["target"] == "reference"
+    html = page.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert f"Compared with {tracks[1].name}" in " ".join(" ".join(parse(html).text).split())
+    assert html.count('class="band-ref"') == 7
+    assert 'id="reference-timeline-1"' in html and html.count('class="wave-peak"') == 2
+    assert "your reference tracks" in html
+    missing = runner.invoke(app, ["report", str(tracks[0]), "--reference",
+                                  str(tmp_path / "nope.wav")])
+    assert missing.exit_code == 2 and "nope.wav" in missing.stderr
