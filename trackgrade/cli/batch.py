@@ -40,6 +40,7 @@ from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, Masterin
                                     ReferenceOption, checked_genre, load_references,
                                     stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
+from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
                                  row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
@@ -131,8 +132,7 @@ def grade_file(path: str, mastering_status: str, genre: str | None = None,
         return failed_row(path, "engine_error", f"{type(exc).__name__}: {exc}",
                           time.perf_counter() - start), None
     document = analysis.to_dict()
-    return (row_for(path, document, time.perf_counter() - start,
-                    tempo_confidence=analysis.extras.get("tempo_confidence")), document)
+    return row_for(path, document, time.perf_counter() - start), document
 
 
 # ---------------------------------------------------------------- running many
@@ -271,6 +271,12 @@ def batch(
     genre: GenreOption = None,
     reference: ReferenceOption = None,
     as_json: JsonOption = False,
+    remote: Annotated[bool, typer.Option(
+        "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
+                         "here; stays within the key's limits, and a re-run spends no credit "
+                         "twice.")] = False,
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
 ) -> None:
     """Grade a folder of tracks in parallel: a progress bar, then the graded files ranked best
     first, the failures and a summary.
@@ -289,6 +295,14 @@ def batch(
                               "no audio files found (looked for "
                               + ", ".join(sorted(AUDIO_EXTENSIONS)) + ")", param="path")
     workers = min(jobs or os.cpu_count() or 1, len(files))
+    runner = run_in_pool
+    if remote:
+        if references:
+            raise TrackgradeError("parameter_invalid", "--reference works on local batches "
+                                  "only; an instance grades against genre profiles",
+                                  param="reference")
+        from trackgrade.cli.remote_batch import remote_runner
+        runner = remote_runner(base_url, key, jobs=jobs)
     writer = RowWriter(out)
     err = stderr_console()
     rows: list[dict] = []
@@ -307,7 +321,7 @@ def batch(
                         f"  {row['error_code']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
 
-            run_in_pool(files, mastering.value, workers, on_result, genre, references)
+            runner(files, mastering.value, workers, on_result, genre, references)
         writer.finish(sort.value)
     finally:
         writer.close()

@@ -48,15 +48,16 @@ def top_warning(document: dict) -> str | None:
     return None
 
 
-def row_for(path: str, document: dict, seconds: float, *,
-            tempo_confidence: float | None = None) -> dict:
-    """The row of a graded file, from its Analysis document. `tempo_confidence`
-    fills in for documents that do not carry `tempo.confidence` yet."""
+def row_for(path: str, document, seconds: float) -> dict:
+    """The row of a graded file, from its Analysis document (a dict, as a
+    remote instance returns it, or a `model.Analysis`)."""
+    if hasattr(document, "to_dict"):
+        document = document.to_dict()
     tempo, key = document.get("tempo") or {}, document.get("key")
     genre, mix, scores = document.get("genre") or {}, document.get("mix") or {}, \
         document.get("scores") or {}
     grade = document.get("grade") or {}
-    confidence = tempo.get("confidence", tempo_confidence)
+    confidence = tempo.get("confidence")
     return empty_row(path) | {
         "status": "ok", "score": document.get("score"),
         "grade": grade.get("letter"), "grade_label": grade.get("label"),
