@@ -76,6 +76,18 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
                         "'Service-Signature: t=1700000000,v1=...' --body-file body.json"),
                        ("From a pipe", "cat body.json | trackgrade verify-webhook --secret "
                                        "whsec_... --header 'Service-Signature: ...'")),
+    "remote": (("Grade a file on an instance and wait for it",
+                "trackgrade remote analyze mix.wav --wait"),
+               ("Your latest analyses", "trackgrade remote list")),
+    "remote analyze": (("Submit, upload and wait", "trackgrade remote analyze mix.wav --wait"),
+                       ("Against a chosen profile, as JSON",
+                        "trackgrade remote analyze mix.wav --genre deep_house --wait --json")),
+    "remote get": (("One analysis", "trackgrade remote get 6f1c2d3e-0000-4000-8000-000000000000"),),
+    "remote status": (("Is it done yet?",
+                       "trackgrade remote status 6f1c2d3e-0000-4000-8000-000000000000"),),
+    "remote list": (("The 20 newest", "trackgrade remote list"),
+                    ("Everything, as JSON", "trackgrade remote list --limit 0 --json")),
+    "remote account": (("Plan, limits and today's usage", "trackgrade remote account"),),
     "listen": (("Receive and print deliveries on port 8787",
                 "trackgrade listen --secret whsec_..."),
                ("Forward verified ones to your app",
@@ -86,7 +98,8 @@ MAX_WIDTH = 100
 # Placeholders for options that do not set their own metavar.
 VALUE_NAMES = {"--data": "DIR", "--out": "FILE", "--base-url": "URL", "--forward": "URL",
                "--body-file": "FILE", "--database": "URL", "--reference": "FILE",
-               "--genre": "KEY", "--account": "ACCOUNT", "--secret": "SECRET"}
+               "--genre": "KEY", "--account": "ACCOUNT", "--secret": "SECRET",
+               "--external-id": "ID"}
 
 
 def command_key(ctx) -> str:
