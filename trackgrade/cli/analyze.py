@@ -51,8 +51,7 @@ def load_references(paths: list[Path] | None) -> tuple[Reference, ...]:
 
     if not paths:
         return ()
-    for path in paths:
-        check_readable(path)
+    check_readable(paths)
     refs = []
     for path in paths:
         try:
@@ -75,15 +74,17 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def check_readable(path: Path) -> None:
-    """A path that is missing or a folder is a usage error naming it."""
-    if not path.exists():
-        raise TrackgradeError("parameter_invalid",
-                              f"cannot read '{path}': No such file or directory", param="file")
-    if path.is_dir():
-        raise TrackgradeError("parameter_invalid",
-                              f"cannot read '{path}': Is a directory "
-                              f"(use 'trackgrade batch' for folders)", param="file")
+def check_readable(paths: Path | list[Path]) -> None:
+    """A path (or each of a list) that is missing or a folder is a usage error naming it."""
+    for path in [paths] if isinstance(paths, Path) else paths:
+        if not path.exists():
+            raise TrackgradeError("parameter_invalid",
+                                  f"cannot read '{path}': No such file or directory",
+                                  param="file")
+        if path.is_dir():
+            raise TrackgradeError("parameter_invalid",
+                                  f"cannot read '{path}': Is a directory "
+                                  f"(use 'trackgrade batch' for folders)", param="file")
 
 
 def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
