@@ -30,9 +30,33 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class TempoAlternative:
+    bpm: float
+    relation: str                    # half, double, two_thirds, three_halves, ...
+    confidence: float
+
+    @classmethod
+    def from_reading(cls, reading) -> "TempoAlternative":
+        """From an engine `TempoReading` (rounded for the document)."""
+        return cls(bpm=round(float(reading.bpm), 1), relation=reading.relation,
+                   confidence=round(min(max(float(reading.confidence), 0.0), 1.0), 2))
+
+
+@dataclass(frozen=True)
 class Tempo:
     bpm: float
     regularity: float
+    confidence: float = 0.0          # how clearly one steady pulse is present
+    alternatives: tuple[TempoAlternative, ...] = ()
+
+
+@dataclass(frozen=True)
+class KeyAlternative:
+    key: str
+    scale: str
+    camelot: str
+    open_key: str
+    confidence: float
 
 
 @dataclass(frozen=True)
@@ -40,7 +64,9 @@ class KeyResult:
     key: str
     scale: str
     camelot: str
+    open_key: str                    # Open Key notation: C major 1d, A minor 1m
     confidence: float
+    alternatives: tuple[KeyAlternative, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +74,7 @@ class GenreResult:
     detected: str
     name: str
     confidence: float
+    target: str = ""                 # the profile the scores used: a genre key or "reference"
 
 
 @dataclass(frozen=True)
@@ -173,6 +200,9 @@ class Analysis:
         doc["diagnosis_status"] = self.diagnosis.status
         doc["structure"]["sections"] = list(doc["structure"]["sections"])
         doc["feedback"] = list(doc["feedback"])
+        doc["tempo"]["alternatives"] = list(doc["tempo"]["alternatives"])
+        if doc["key"] is not None:
+            doc["key"]["alternatives"] = list(doc["key"]["alternatives"])
         order = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds",
                  "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
                  "structure", "danceability", "energy", "diagnosis", "feedback")

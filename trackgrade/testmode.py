@@ -28,8 +28,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 
-from trackgrade.engine.features import (Dynamics, Features, Key, Loudness, Rhythm, Section,
-                                        Spectrum, Stereo, Structure, Tonality)
+from trackgrade.engine.features import (TEMPO_RELATIONS, Dynamics, Features, Key, Loudness, Rhythm,
+                                        Section, Spectrum, Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
 from trackgrade.grading.validate import TONICS, camelot_for
 from trackgrade.model import Analysis
@@ -110,6 +110,30 @@ def _curves(sections, duration: float, lufs: float) -> tuple[np.ndarray, np.ndar
     return np.round(short_term, 2), np.round(energy, 3)
 
 
+def _tempo_alternatives(bpm: float, dice: _Dice) -> tuple[TempoReading, ...]:
+    """The half- or double-time reading, as a real analysis of a steady track gives it."""
+    relation = "half" if bpm >= 120 else "double"
+    other = round(bpm * TEMPO_RELATIONS[relation], 1)
+    return (TempoReading(other, relation, round(0.2 + 0.2 * dice.next(), 2)),)
+
+
+def _key_alternatives(tonic: str, scale: str, confidence: float, dice: _Dice) -> tuple[Key, ...]:
+    """The relative key and the key a fifth up, less likely than the reading."""
+    pc = TONICS.index(tonic)
+    rel_tonic, rel_scale = (TONICS[(pc + 3) % 12], "major") if scale == "minor" \
+        else (TONICS[(pc + 9) % 12], "minor")
+    fifth = TONICS[(pc + 7) % 12]
+    first = round(confidence * (0.4 + 0.3 * dice.next()), 2)
+    second = round(first * (0.5 + 0.3 * dice.next()), 2)
+    return (Key(rel_tonic, rel_scale, camelot_for(rel_tonic, rel_scale), first),
+            Key(fifth, scale, camelot_for(fifth, scale), second))
+
+
+def _canned_key(tonic: str, scale: str, confidence: float, dice: _Dice) -> Key:
+    return Key(tonic, scale, camelot_for(tonic, scale), confidence,
+               alternatives=_key_alternatives(tonic, scale, confidence, dice))
+
+
 def canned_features(file_name: str, mastering_status: str) -> Features:
     """Believable measurements for a file name (no audio involved)."""
     data = _canned()
@@ -145,6 +169,8 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
     short_term, energy = _curves(sections, duration, lufs)
     beats = np.round(np.arange(0.0, duration, 60.0 / bpm), 3)
     rms_dbfs = tp - crest - 0.3
+    alt_dice = _Dice(file_name + "\n" + "alternatives")
+    tempo_alts = _tempo_alternatives(bpm, alt_dice)
     return Features(
         duration_s=duration, sample_rate=44100, channels=2, container="wav", truncated=False,
         loudness=Loudness(integrated_lufs=lufs, loudness_range_lu=tpl["lra_lu"], true_peak_dbtp=tp,
@@ -158,16 +184,17 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
         rhythm=Rhythm(bpm=bpm, regularity=round(0.86 + 0.1 * dice.next(), 2), beat_times=beats,
                       onset_rate=tpl["onset_rate"], beat_strength=round(0.5 + 0.3 * dice.next(), 2),
                       danceability=round(1.2 + 0.6 * dice.next(), 2),
-                      tempo_confidence=round(0.7 + 0.25 * dice.next(), 2), tempo_salient=True),
-        tonality=Tonality(key=Key(tonic, scale, camelot_for(tonic, scale),
-                                  round(0.55 + 0.4 * dice.next(), 2)),
+                      tempo_confidence=round(0.7 + 0.25 * dice.next(), 2), tempo_salient=True,
+                      tempo_alternatives=tempo_alts),
+        tonality=Tonality(key=_canned_key(tonic, scale, round(0.55 + 0.4 * dice.next(), 2), alt_dice),
                           chroma=np.full(12, 1.0 / 12)),
         structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
     )
 
 
-def canned_analysis(file_name: str, mastering_status: str = "pre-master") -> Analysis:
+def canned_analysis(file_name: str, mastering_status: str = "pre-master",
+                    genre: str | None = None) -> Analysis:
     """The deterministic test-mode Analysis (diagnosis "pending") for these arguments."""
     status = check_mastering_status(mastering_status)
     return build_analysis(canned_features(file_name, status), file_name=file_name,
-                          mastering_status=status)
+                          mastering_status=status, genre=genre)

@@ -5,7 +5,8 @@ import copy
 import pytest
 
 from trackgrade.grading import build_analysis
-from trackgrade.grading.validate import camelot_for, validate_document
+from trackgrade.grading.validate import camelot_for, open_key_for, validate_document
+from trackgrade.testmode import canned_analysis
 
 from .factory import make_features
 
@@ -68,3 +69,37 @@ def test_camelot_wheel():
     assert camelot_for("A", "minor") == "8A" and camelot_for("C", "major") == "8B"
     assert camelot_for("E", "minor") == "9A" and camelot_for("G", "major") == "9B"
     assert camelot_for("Ab", "minor") == "1A" and camelot_for("B", "major") == "1B"
+
+
+def test_open_key_wheel():
+    assert open_key_for("C", "major") == "1d" and open_key_for("A", "minor") == "1m"
+    assert open_key_for("G", "major") == "2d" and open_key_for("E", "minor") == "2m"
+    assert open_key_for("F", "major") == "12d" and open_key_for("F#", "major") == "7d"
+
+
+CANNED = canned_analysis("kick.wav", "pre-master").to_dict()
+
+
+def test_canned_document_carries_alternatives():
+    assert validate_document(CANNED) == []
+    assert CANNED["tempo"]["alternatives"] and len(CANNED["key"]["alternatives"]) == 2
+
+
+@pytest.mark.parametrize("path,value", [
+    ("tempo.confidence", 1.5), ("tempo.confidence", KeyError), ("tempo.alternatives", None),
+    ("tempo.alternatives.0.relation", "triple"), ("tempo.alternatives.0.bpm", 333.0),
+    ("tempo.alternatives.0.confidence", -0.5), ("key.open_key", "1A"), ("key.open_key", KeyError),
+    ("key.alternatives.0.open_key", "13d"), ("key.alternatives.0.camelot", "13B"),
+    ("key.alternatives.1.confidence", 7), ("key.alternatives.0.scale", "lydian"),
+])
+def test_each_broken_reading_is_reported(path, value):
+    doc = copy.deepcopy(CANNED)
+    parts = path.split(".")
+    target = doc
+    for p in parts[:-1]:
+        target = target[int(p)] if p.isdigit() else target[p]
+    if value is KeyError:
+        del target[parts[-1]]
+    else:
+        target[parts[-1]] = value
+    assert validate_document(doc), f"{path}={value!r} passed"

@@ -16,6 +16,10 @@ BAND_NAMES = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
 BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
                  (4000, 8000), (8000, 20000))
 SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
+# CONTRACT.md section 4: how a tempo alternative relates to the reported tempo
+# (alternative bpm = reported bpm x ratio).
+TEMPO_RELATIONS = {"half": 0.5, "double": 2.0, "two_thirds": 2.0 / 3.0, "three_halves": 1.5,
+                   "three_quarters": 0.75, "four_thirds": 4.0 / 3.0}
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +96,16 @@ class Rhythm:
     danceability: float             # DFA-based, 0..3 like Essentia's Danceability
     tempo_confidence: float         # 0..1
     tempo_salient: bool             # False when there is no pulse to speak of
+    tempo_alternatives: tuple = ()  # tuple[TempoReading, ...], best first, at most 3
+
+
+@dataclass(frozen=True)
+class TempoReading:
+    """Another plausible reading of the tempo, related to `Rhythm.bpm` by
+    `relation` (one of TEMPO_RELATIONS)."""
+    bpm: float
+    relation: str
+    confidence: float               # 0..1
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ class Key:
     scale: str                      # "major" | "minor"
     camelot: str                    # "1A".."12B"
     confidence: float               # 0..1
+    alternatives: tuple = ()        # tuple[Key, ...]: up to 2 next-best keys, best first
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trackgrade.engine.features import Rhythm
+from trackgrade.engine.features import TEMPO_RELATIONS, Rhythm, TempoReading
 from trackgrade.engine.frames import Reduction, ShortFrames, segment_sums
 
 BPM_MIN, BPM_MAX = 60.0, 200.0
@@ -39,12 +39,13 @@ class Onsets:
     t0: float                 # time of frame 0's centre
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TempoEstimate:
     bpm: float
     confidence: float         # 0..1
     salience: float           # normalised autocorrelation at the beat lag, 0..1
     candidates: tuple         # ((bpm, score), ...) best first
+    ac: np.ndarray | None = None   # the (blended) envelope autocorrelation the comb read
 
 
 # ---------------------------------------------------------------- onsets
@@ -241,7 +242,26 @@ def estimate_tempo(env: np.ndarray, fps: float, low: np.ndarray | None = None,
             cands.append((float(bpms[j]), float(score[j])))
         if len(cands) == 5:
             break
-    return TempoEstimate(bpm, conf, salience, tuple(cands))
+    return TempoEstimate(bpm, conf, salience, tuple(cands), ac)
+
+
+def tempo_alternatives(ac: np.ndarray | None, fps: float, bpm: float,
+                       confidence: float) -> tuple[TempoReading, ...]:
+    """Up to 3 other readings (half, double, 2/3, 3/2, 3/4, 4/3 of `bpm`) whose
+    comb score reaches half the reading's own; confidence = the reading's
+    confidence times their comb score relative to it."""
+    if ac is None or bpm <= 0 or confidence <= 0:
+        return ()
+    max_lag = 0.75 * len(ac)
+    names = list(TEMPO_RELATIONS)
+    alts = np.array([bpm * TEMPO_RELATIONS[r] for r in names])
+    scores = _comb_scores(ac, fps, np.concatenate(([bpm], alts)), max_lag)
+    if scores[0] <= 0:
+        return ()
+    rel = scores[1:] / scores[0]
+    keep = [i for i in np.argsort(rel)[::-1] if rel[i] >= 0.5 and 30.0 <= alts[i] <= 300.0]
+    return tuple(TempoReading(round(float(alts[i]), 2), names[i],
+                              round(float(confidence * min(rel[i], 1.0)), 4)) for i in keep[:3])
 
 
 # ---------------------------------------------------------------- beats
@@ -502,7 +522,7 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     confidence = float(np.clip(0.5 * est.confidence + 0.5 * min(1.0, beat_strength / 0.4), 0.0, 1.0))
     salient = bool(confidence >= 0.35 and sal_full >= 0.12 and onset_rate >= 1.0 and percussive >= 0.5)
     if not salient:
-        confidence = min(confidence, 0.3)
+        confidence = min(confidence, 0.2)
     regularity = _regularity(combined, beats_f, period_f)
     if not salient:
         regularity *= 0.5
@@ -510,4 +530,5 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     return Rhythm(bpm=round(bpm, 2), regularity=round(regularity, 4), beat_times=beats_s,
                   onset_rate=round(onset_rate, 3), beat_strength=round(beat_strength, 4),
                   danceability=round(dance, 4), tempo_confidence=round(confidence, 4),
-                  tempo_salient=salient)
+                  tempo_salient=salient,
+                  tempo_alternatives=tempo_alternatives(est.ac, fps, bpm, confidence))

@@ -179,12 +179,33 @@ def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
     return _unit_max(_unit_max(chroma).mean(axis=0)), tonalness
 
 
+def key_correlations(chroma: np.ndarray) -> np.ndarray:
+    """(24,) correlation of the chroma with each key template (major C..B, minor C..B)."""
+    return key_templates() @ _zscore(chroma)
+
+
 def estimate_key(chroma: np.ndarray) -> tuple[int, str, float, float]:
     """(tonic pitch class, scale, best correlation, margin to the second best)."""
-    corr = key_templates() @ _zscore(chroma)
+    corr = key_correlations(chroma)
     order = np.argsort(corr)[::-1]
     best = int(order[0])
     return best % 12, SCALES[best // 12], float(corr[best]), float(corr[best] - corr[order[1]])
+
+
+def _key_of(index: int, confidence: float) -> Key:
+    tonic, scale = PITCH_CLASSES[index % 12], SCALES[index // 12]
+    return Key(tonic=tonic, scale=scale, camelot=camelot(tonic, scale),
+               confidence=round(float(np.clip(confidence, 0.0, 1.0)), 3))
+
+
+def key_alternatives(corr: np.ndarray, n: int = 2) -> tuple[Key, ...]:
+    """The `n` next-best keys after the best one. Confidence: the correlation,
+    scaled down by how far it trails the best (0.5 at a tie, 0 at 0.1 behind)."""
+    order = np.argsort(corr)[::-1]
+    best = float(corr[order[0]])
+    return tuple(_key_of(int(j), float(np.clip(corr[j], 0.0, 1.0))
+                         * float(np.clip(0.5 - (best - corr[j]) / 0.2, 0.0, 1.0)))
+                 for j in order[1:1 + n])
 
 
 def measure_tonality(spec: Spectrogram) -> Tonality:
@@ -194,11 +215,12 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     out_chroma = chroma / total if total > 0 else np.full(12, 1.0 / 12)
     if not total > 0:
         return Tonality(key=None, chroma=out_chroma)
-    pc, scale, corr, margin = estimate_key(chroma)
-    if tonalness < MIN_TONALNESS or corr < MIN_CORRELATION:
+    corr = key_correlations(chroma)
+    pc, scale, best, margin = estimate_key(chroma)
+    if tonalness < MIN_TONALNESS or best < MIN_CORRELATION:
         return Tonality(key=None, chroma=out_chroma)
-    confidence = float(np.clip(corr, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
+    confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
     tonic = PITCH_CLASSES[pc]
     return Tonality(key=Key(tonic=tonic, scale=scale, camelot=camelot(tonic, scale),
-                            confidence=round(confidence, 3)),
+                            confidence=round(confidence, 3), alternatives=key_alternatives(corr)),
                     chroma=out_chroma)

@@ -13,7 +13,7 @@ from trackgrade.grading.grade import GRADE_TABLE
 
 import math
 
-from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS
+from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, TEMPO_RELATIONS
 from trackgrade.grading.genres import GENRES
 
 TONICS = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
@@ -32,6 +32,7 @@ ENVELOPE_FIELDS = ("object", "id", "status", "livemode", "external_id", "created
 PILLARS = ("hit_potential", "danceability", "mix_quality", "frequency_balance", "energy", "structure")
 DANCE_PARTS = ("tempo_fitness", "beat_strength", "rhythmic_energy", "bass_presence",
                "groove_clarity", "engine_dance")
+KEY_FIELDS = ("key", "scale", "camelot", "open_key", "confidence")
 MIX_FIELDS = ("loudness_lufs", "dynamic_range_db", "dynamic_complexity", "crest_factor_db",
               "peak_dbfs", "stereo_width", "stereo_correlation", "clipping_pct", "score")
 
@@ -42,6 +43,13 @@ def camelot_for(tonic: str, scale: str) -> str:
     if scale == "minor":
         return f"{(8 - 1 + 7 * (pc - _MINOR_8A)) % 12 + 1}A"
     return f"{(8 - 1 + 7 * (pc - _MAJOR_8B)) % 12 + 1}B"
+
+
+def open_key_for(tonic: str, scale: str) -> str:
+    """The Open Key code of a key: C major = 1d, A minor = 1m; each step of a
+    fifth adds one (the Camelot number less 7: 8B = 1d)."""
+    number = (int(camelot_for(tonic, scale)[:-1]) - 8) % 12 + 1
+    return f"{number}{'m' if scale == 'minor' else 'd'}"
 
 
 def letter_for(score: int) -> str:
@@ -102,6 +110,38 @@ class _Checker:
                 self.fail(path, f"{value!r} not rounded to {digits} decimals")
 
 
+def _tempo(c: _Checker, tempo: dict) -> None:
+    c.number(tempo["bpm"], "tempo.bpm", 0, 300)
+    c.decimals(tempo["bpm"], "tempo.bpm", 1)
+    c.number(tempo["regularity"], "tempo.regularity", 0, 1)
+    c.number(tempo["confidence"], "tempo.confidence", 0, 1)
+    alts = tempo["alternatives"]
+    if not isinstance(alts, list) or len(alts) > 3:
+        c.fail("tempo.alternatives", f"expected a list of at most 3, got {alts!r}")
+        return
+    for i, alt in enumerate(alts):
+        path = f"tempo.alternatives[{i}]"
+        if c.obj(alt, path, ("bpm", "relation", "confidence")):
+            c.number(alt["bpm"], f"{path}.bpm", 0, 400)
+            c.string(alt["relation"], f"{path}.relation", TEMPO_RELATIONS)
+            c.number(alt["confidence"], f"{path}.confidence", 0, 1)
+            if alt["relation"] in TEMPO_RELATIONS and isinstance(alt["bpm"], (int, float)) \
+                    and isinstance(tempo["bpm"], (int, float)):
+                want = tempo["bpm"] * TEMPO_RELATIONS[alt["relation"]]
+                if abs(alt["bpm"] - want) > 0.02 * want + 0.1:
+                    c.fail(f"{path}.bpm", f"{alt['bpm']!r} is not {alt['relation']} of {tempo['bpm']!r}")
+
+
+def _key_reading(c: _Checker, key: dict, path: str) -> None:
+    ok = c.string(key["key"], f"{path}.key", TONICS) & c.string(key["scale"], f"{path}.scale",
+                                                                ("major", "minor"))
+    if ok and key["camelot"] != camelot_for(key["key"], key["scale"]):
+        c.fail(f"{path}.camelot", f"{key['camelot']!r} is not the Camelot code of {key['key']} {key['scale']}")
+    if ok and key["open_key"] != open_key_for(key["key"], key["scale"]):
+        c.fail(f"{path}.open_key", f"{key['open_key']!r} is not the Open Key code of {key['key']} {key['scale']}")
+    c.number(key["confidence"], f"{path}.confidence", 0, 1)
+
+
 def _bands(c: _Checker, value, path: str) -> None:
     if not c.obj(value, path, BAND_NAMES):
         return
@@ -127,19 +167,22 @@ def _scored(c: _Checker, doc: dict) -> None:
             c.integer(doc["scores"][p], f"scores.{p}")
         if doc["scores"].get("hit_potential") != score:
             c.fail("scores.hit_potential", "differs from the headline score")
-    if c.obj(doc["tempo"], "tempo", ("bpm", "regularity")):
-        c.number(doc["tempo"]["bpm"], "tempo.bpm", 0, 300)
-        c.decimals(doc["tempo"]["bpm"], "tempo.bpm", 1)
-        c.number(doc["tempo"]["regularity"], "tempo.regularity", 0, 1)
+    if c.obj(doc["tempo"], "tempo", ("bpm", "regularity", "confidence", "alternatives")):
+        _tempo(c, doc["tempo"])
     key = doc["key"]
-    if key is not None and c.obj(key, "key", ("key", "scale", "camelot", "confidence")):
-        ok = c.string(key["key"], "key.key", TONICS) & c.string(key["scale"], "key.scale", ("major", "minor"))
-        if ok and key["camelot"] != camelot_for(key["key"], key["scale"]):
-            c.fail("key.camelot", f"{key['camelot']!r} is not the Camelot code of {key['key']} {key['scale']}")
-        c.number(key["confidence"], "key.confidence", 0, 1)
-    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence")):
+    if key is not None and c.obj(key, "key", KEY_FIELDS + ("alternatives",)):
+        _key_reading(c, key, "key")
+        alts = key["alternatives"]
+        if not isinstance(alts, list) or len(alts) > 2:
+            c.fail("key.alternatives", f"expected a list of at most 2, got {alts!r}")
+        else:
+            for i, alt in enumerate(alts):
+                if c.obj(alt, f"key.alternatives[{i}]", KEY_FIELDS):
+                    _key_reading(c, alt, f"key.alternatives[{i}]")
+    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence", "target")):
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
+        c.string(g["target"], "genre.target", (*genre_keys, "reference"))
         if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)

@@ -8,7 +8,12 @@ url_map and the codes the server raises.
 
 from __future__ import annotations
 
+from trackgrade.engine.features import TEMPO_RELATIONS
 from trackgrade.errors import ERROR_CODES
+from trackgrade.grading.grade import GRADE_TABLE
+from trackgrade.grading.genres import GENRES
+from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.grading.targets import REFERENCE
 
 VERSION = "1.0.0"
 AUTH_CODES = ("invalid_api_key", "not_eligible", "rate_limited", "service_unavailable")
@@ -49,22 +54,29 @@ def schemas() -> dict:
                       "param": _NSTR, "doc_url": {"type": ["string", "null"], "format": "uri"},
                       "request_id": _STR}, ("type", "code", "message"))
     bands = _obj({b: _NUM for b in BANDS})
+    key_reading = {"key": _STR, "scale": {"enum": ["major", "minor"]}, "camelot": _STR,
+                   "open_key": _STR, "confidence": _NUM}
     analysis_props = {
         "object": {"const": "analysis"}, "id": _UUID,
         "status": {"enum": ["processing", "complete", "failed"]},
         "diagnosis_status": {"enum": ["pending", "ready"]}, "livemode": {"type": "boolean"},
         "external_id": _NSTR, "file_name": _STR,
-        "mastering_status": {"enum": ["pre-master", "master"]},
+        "mastering_status": {"enum": list(MASTERING_STATUSES)},
         "created_at": _DT, "completed_at": {"type": ["string", "null"], "format": "date-time"},
         "duration_seconds": _NUM, "score": _SCORE,
-        "grade": _obj({"letter": {"enum": ["A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-",
-                                           "D+", "D", "D-", "F"]}, "label": _STR}),
+        "grade": _obj({"letter": {"enum": [letter for _, letter, _ in GRADE_TABLE]},
+                       "label": _STR}),
         "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
                                             "frequency_balance", "energy", "structure")}),
-        "tempo": _obj({"bpm": _NUM, "regularity": _NUM}),
-        "key": {"oneOf": [_obj({"key": _STR, "scale": _STR, "camelot": _STR,
-                                "confidence": _NUM}), {"type": "null"}]},
-        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM}),
+        "tempo": _obj({"bpm": _NUM, "regularity": _NUM, "confidence": _NUM,
+                       "alternatives": {"type": "array", "maxItems": 3, "items": _obj({
+                           "bpm": _NUM, "relation": {"enum": list(TEMPO_RELATIONS)},
+                           "confidence": _NUM})}}),
+        "key": {"oneOf": [_obj({**key_reading, "alternatives": {
+            "type": "array", "maxItems": 2, "items": _obj(key_reading)}}), {"type": "null"}]},
+        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM,
+                       "target": {"enum": [*GENRES, REFERENCE],
+                                  "description": "the profile the scores were computed against"}}),
         "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
                            "centroid_hz": _NUM, "score": _SCORE}),
         "mix": _obj({**{k: _NUM for k in ("loudness_lufs", "dynamic_range_db",
@@ -96,8 +108,12 @@ def schemas() -> dict:
                            "only when status is failed."},
         "AnalysisCreate": {**_obj({"file_name": {"type": "string", "minLength": 1,
                                                  "maxLength": 255},
-                                   "mastering_status": {"enum": ["pre-master", "master"],
+                                   "mastering_status": {"enum": list(MASTERING_STATUSES),
                                                         "default": "pre-master"},
+                                   "genre": {"type": ["string", "null"], "enum": [*GENRES, None],
+                                             "description": "grade against this profile (a key "
+                                                            "of GET /genres) instead of the "
+                                                            "detected family"},
                                    "external_id": {"type": ["string", "null"],
                                                    "maxLength": 255}}, ("file_name",)),
                            "additionalProperties": False},
