@@ -64,3 +64,26 @@ def test_no_answer_is_a_result_not_an_exception(sender, receiver):
     assert time.monotonic() - started < 2.0
     bad = sender.send("http://[::1", BODY, {})
     assert bad.status is None and bad.error
+
+
+def test_https_is_verified(tmp_path, receiver):
+    """A receiver with a certificate the sender trusts gets the delivery; with
+    an untrusted (self-signed) one the attempt fails with a certificate error."""
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
+                   timeout=60)
+    rcv = receiver(answer(200))
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    rcv.server.socket = served.wrap_socket(rcv.server.socket, server_side=True)
+    url = rcv.url.replace("http://", "https://")
+    trusting = ssl.create_default_context(cafile=str(cert))
+    assert HttpSender(ssl_context=trusting).send(url, BODY, {}).status == 200
+    refused = HttpSender().send(url, BODY, {})
+    assert refused.status is None and "CERTIFICATE_VERIFY_FAILED" in refused.error
+    assert len(rcv.deliveries) == 1
