@@ -6,7 +6,7 @@
                "dispatched". Its `envelope` is the body of every delivery.
     delivery   {"id": "<event id>:<endpoint id>", "event_id", "webhook_id",
                 "account_id", "created", "state", "attempts",
-                "next_attempt_at", "lease_until", "last_attempt_at",
+                "next_attempt_at", "lease_until", "lease_id", "last_attempt_at",
                 "last_status", "last_error", "delivered_at"}
                "state": "pending" -> "delivered" (a 2xx) | "failed" (schedule
                used up, or 410) | "cancelled" (endpoint disabled or removed).
@@ -17,7 +17,8 @@ new events and, per endpoint with room, takes the due deliveries, bumping
 claimer takes it while the attempt runs). A later PostgreSQL store turns the
 per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease.
 `record_results` writes a batch of outcomes in one transaction and ignores
-outcomes whose lease was lost (the row moved on meanwhile).
+outcomes whose lease was lost (the row's `lease_id` changed: resent, or
+claimed again after the lease ran out).
 
 After a crash the leased rows are still "pending": `recover_leases` (run at
 start by the only server of a data directory) makes them due at once, so an
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets as secrets_module
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -53,6 +55,7 @@ class Job:
     secrets: tuple[str, ...]
     body: bytes
     attempt: int
+    lease_id: str = ""
 
 
 def delivery_id(event_id: str, webhook_id: str) -> str:
@@ -76,7 +79,8 @@ def new_delivery(event: dict, webhook_id: str, now: float) -> dict:
     return {"id": delivery_id(event["id"], webhook_id), "event_id": event["id"],
             "webhook_id": webhook_id, "account_id": event["account_id"],
             "created": event["created"], "state": "pending", "attempts": 0,
-            "next_attempt_at": float(now), "lease_until": None, "last_attempt_at": None,
+            "next_attempt_at": float(now), "lease_until": None, "lease_id": None,
+            "last_attempt_at": None,
             "last_status": None, "last_error": None, "delivered_at": None}
 
 
@@ -98,33 +102,60 @@ def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
     """Fan out new events, then claim up to `room[endpoint id]` due
     deliveries per enabled endpoint and `total` in all, in one transaction.
     Endpoints missing from `room` get `room.get(None, 0)`."""
-    endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)]
-    jobs: list[Job] = []
+    return settle_and_claim(store, (), now, room, total=total, lease=lease)[1]
+
+
+def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], now: float,
+                     room: dict[str, int], *, total: int, lease: float = LEASE_S,
+                     schedule: tuple[float, ...] = (), rng: random.Random | None = None,
+                     ) -> tuple[list[Outcome], list[Job]]:
+    """`record_results` for `finished`, then `claim_due`, in ONE transaction
+    (one journal write per round of the dispatcher instead of two)."""
+    finished = list(finished)
+    endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)
+                 and min(room.get(e["id"], room.get(None, 0)), total) > 0]
+    if not finished and not _anything_due(store, now, endpoints):
+        return [], []           # the idle poll: reads only, no transaction
     with store.transaction() as txn:
+        outcomes = _record_in(txn, finished, now, schedule, rng or random.Random())
         fan_out(txn, now)
-        bodies: dict[str, bytes] = {}
-        for endpoint in endpoints:
-            free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
-            if free <= 0:
-                continue
-            secrets = signing_secrets(endpoint, now)
-            for row in txn.select("deliveries.due", (endpoint["id"],), limit=free,
-                                  upto=(now,)):
-                body = bodies.get(row["event_id"])
-                if body is None:
-                    event = txn.get("events", row["event_id"])
-                    if event is None:           # pruned under it: nothing to send
-                        row["state"] = "cancelled"
-                        txn.put("deliveries", row)
-                        continue
-                    body = bodies[row["event_id"]] = event_body(event)
-                row["attempts"] = int(row["attempts"]) + 1
-                row.update(lease_until=now + lease, next_attempt_at=now + lease,
-                           last_attempt_at=now)
-                txn.put("deliveries", row)
-                jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
-                                secrets, body, row["attempts"]))
+        jobs = _claim_in(txn, now, endpoints, room, total, lease)
+    return outcomes, jobs
+
+
+def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: int,
+              lease: float) -> list[Job]:
+    jobs: list[Job] = []
+    bodies: dict[str, bytes] = {}
+    for endpoint in endpoints:
+        free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
+        if free <= 0:
+            continue
+        secrets = signing_secrets(endpoint, now)
+        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,)):
+            body = bodies.get(row["event_id"])
+            if body is None:
+                event = txn.get("events", row["event_id"])
+                if event is None:           # pruned under it: nothing to send
+                    row["state"] = "cancelled"
+                    txn.put("deliveries", row)
+                    continue
+                body = bodies[row["event_id"]] = event_body(event)
+            row["attempts"] = int(row["attempts"]) + 1
+            row.update(lease_until=now + lease, next_attempt_at=now + lease,
+                       last_attempt_at=now, lease_id=secrets_module.token_hex(8))
+            txn.put("deliveries", row)
+            jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
+                            secrets, body, row["attempts"], row["lease_id"]))
     return jobs
+
+
+def _anything_due(store: Store, now: float, endpoints: list[dict]) -> bool:
+    if store.count("events.pending") and store.select("events.pending", limit=1,
+                                                      upto=(now,)):
+        return True
+    return any(store.select("deliveries.due", (endpoint["id"],), limit=1, upto=(now,))
+               for endpoint in endpoints)
 
 
 @dataclass(frozen=True)
@@ -139,30 +170,39 @@ def record_results(store: Store, results: Iterable[tuple[Job, SendResult]], now:
                    schedule: tuple[float, ...], rng: random.Random) -> list[Outcome]:
     """Write a batch of attempt outcomes in one transaction (see the module
     docstring); a 410 disables the endpoint and cancels its other deliveries."""
-    outcomes = []
     with store.transaction() as txn:
-        for job, result in results:
-            row = txn.get("deliveries", job.delivery_id)
-            if row is None or row["state"] != "pending" or row["attempts"] != job.attempt:
-                continue                        # lease lost: someone else owns the row now
-            row.update(lease_until=None, last_status=result.status, last_error=result.error)
-            if result.acknowledged:
-                row.update(state="delivered", delivered_at=now)
-            elif result.status == 410:
+        return _record_in(txn, results, now, schedule, rng)
+
+
+def _record_in(txn: Txn, results: Iterable[tuple[Job, SendResult]], now: float,
+               schedule: tuple[float, ...], rng: random.Random) -> list[Outcome]:
+    outcomes = []
+    latest: dict[str, SendResult] = {}
+    for job, result in results:
+        row = txn.get("deliveries", job.delivery_id)
+        if row is None or row["state"] != "pending" or row.get("lease_id") != job.lease_id:
+            continue                        # lease lost: the row moved on (resend, re-claim)
+        row.update(lease_until=None, lease_id=None, last_status=result.status,
+                   last_error=result.error)
+        if result.acknowledged:
+            row.update(state="delivered", delivered_at=now)
+        elif result.status == 410:
+            row["state"] = "failed"
+        else:
+            wait = next_wait(row["attempts"], schedule, rng, status=result.status,
+                             retry_after=result.retry_after)
+            if wait is None:
                 row["state"] = "failed"
             else:
-                wait = next_wait(row["attempts"], schedule, rng, status=result.status,
-                                 retry_after=result.retry_after)
-                if wait is None:
-                    row["state"] = "failed"
-                else:
-                    row["next_attempt_at"] = now + wait
-            txn.put("deliveries", row)
-            _note_on_endpoint(txn, job.webhook_id, now, result)
-            if result.status == 410:
-                disable_endpoint(txn, job.webhook_id, now, "the endpoint answered 410 Gone")
-            outcomes.append(Outcome(job, result, row["state"],
-                                    row["next_attempt_at"] if row["state"] == "pending" else None))
+                row["next_attempt_at"] = now + wait
+        txn.put("deliveries", row)
+        latest[job.webhook_id] = result
+        if result.status == 410:
+            disable_endpoint(txn, job.webhook_id, now, "the endpoint answered 410 Gone")
+        outcomes.append(Outcome(job, result, row["state"],
+                                row["next_attempt_at"] if row["state"] == "pending" else None))
+    for webhook_id, result in latest.items():        # one write per endpoint per batch
+        _note_on_endpoint(txn, webhook_id, now, result)
     return outcomes
 
 
@@ -200,7 +240,7 @@ def recover_leases(store: Store, now: float) -> int:
         with store.transaction() as txn:
             for row in txn.select("deliveries.due", (endpoint["id"],)):
                 if row.get("lease_until") is not None:
-                    row.update(lease_until=None, next_attempt_at=float(now))
+                    row.update(lease_until=None, lease_id=None, next_attempt_at=float(now))
                     txn.put("deliveries", row)
                     recovered += 1
     return recovered
