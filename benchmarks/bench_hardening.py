@@ -4,7 +4,8 @@ tests/server/test_proof_*.py, and `--workers 2` analysis throughput.
     python benchmarks/bench_hardening.py crash   [--cycles 50] [--seed 1]
     python benchmarks/bench_hardening.py fuzz    [--max-examples 150] [--seed 1]
     python benchmarks/bench_hardening.py mutate  [--examples 500]
-    python benchmarks/bench_hardening.py workers --before DIR [--tracks 8] [--seconds 120] [--runs 3]
+    python benchmarks/bench_hardening.py workers --before DIR [--make-before]
+        [--tracks 8] [--seconds 120] [--runs 3]
 
 `crash`, `fuzz` and `mutate` run the same code as the CI proofs with bigger
 budgets and print what they saw. `workers` times a real `trackgrade serve
@@ -22,7 +23,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading

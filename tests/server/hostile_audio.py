@@ -9,6 +9,7 @@ benchmarks/bench_hardening.py (more examples)."""
 from __future__ import annotations
 
 import io
+import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -20,8 +21,6 @@ from hypothesis import strategies as st
 from trackgrade.errors import TrackgradeError
 
 TESTS = Path(__file__).resolve().parents[1]
-import sys  # noqa: E402
-
 sys.path.insert(0, str(TESTS))
 from truth import REAL  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from serve_process import admin  # noqa: E402
-from server_harness import request, start  # noqa: E402
+from server_harness import start  # noqa: E402
 
 from trackgrade.server import accounts  # noqa: E402
 from trackgrade.server.store import open_store  # noqa: E402
