@@ -33,7 +33,7 @@ from typing import Callable
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
-from trackgrade.server import accounts, documents
+from trackgrade.server import accounts, documents, queries
 from trackgrade.server.envelope import error_body
 from trackgrade.server.clock import Clock, isoformat, utc_day_start
 from trackgrade.server.store import Store, Txn, new_event
@@ -139,7 +139,7 @@ class Lifecycle:
         return outcome, None
 
     def _check_limits(self, txn: Txn, caller: Caller, now: float) -> None:
-        in_flight = txn.count("analyses.in_flight", (caller.key_id,))
+        in_flight = queries.count_in_flight(txn, caller.key_id)
         if in_flight >= caller.in_flight:
             raise TrackgradeError(
                 "too_many_in_flight", f"this key already has {in_flight} analyses in flight "
@@ -147,7 +147,7 @@ class Lifecycle:
                 headers={"Retry-After": "5"})
         if caller.daily is not None:
             day = utc_day_start(self.clock.now())
-            used = txn.count("analyses.by_key", (caller.key_id,), since=(isoformat(day),))
+            used = queries.count_analyses_since(txn, caller.key_id, isoformat(day))
             if used >= caller.daily:
                 reset = int(day.timestamp()) + 86400
                 raise TrackgradeError(
