@@ -67,6 +67,7 @@ class Submission:
     file_name: str
     mastering_status: str
     external_id: str | None
+    genre: str | None = None         # grade against this profile (a key of GET /genres)
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ class Lifecycle:
             "livemode": caller.livemode, "created_at": isoformat(self.clock.now()),
             "status": "processing", "diagnosis_status": "pending",
             "external_id": sub.external_id, "file_name": sub.file_name,
-            "mastering_status": sub.mastering_status, "completed_at": None,
+            "mastering_status": sub.mastering_status, "genre": sub.genre, "completed_at": None,
             "phase": "awaiting_upload", "upload_token_hash": token_hash(token),
             "upload_expires_at": now + self.upload_ttl, "credit_spent": False,
             "embed": False, "error": None,
