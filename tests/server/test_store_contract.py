@@ -1,6 +1,8 @@
 """The store contract (trackgrade/server/store/base.py): ONE suite, every backend.
 
-A new backend (PostgreSQL…) joins by adding a factory to BACKENDS.
+A new backend joins by adding a factory to BACKENDS. PostgreSQL runs on the
+session's real throwaway server (tests/pgserver.py), one database emptied
+before each test.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 import pytest
 
 from trackgrade.errors import TrackgradeError
-from trackgrade.server.store import MemoryStore, new_event, open_store
+from trackgrade.server.store import COLLECTIONS, MemoryStore, new_event, open_store
 from trackgrade.server import queries
 
 
@@ -29,12 +31,33 @@ def _tinydb_compacting(tmp_path):
     return open_store(tmp_path / "data", compact_bytes=4096)
 
 
-BACKENDS = {"memory": _memory, "tinydb": _tinydb, "tinydb-compacting": _tinydb_compacting}
+BACKENDS = {"memory": _memory, "tinydb": _tinydb, "tinydb-compacting": _tinydb_compacting,
+            "postgres": None}
+
+
+@pytest.fixture(scope="module")
+def _pg_database(postgres_server):
+    return postgres_server.create_database()
+
+
+def _empty_postgres(url):
+    import psycopg
+
+    from trackgrade.server.store.postgres import PostgresStore
+    from trackgrade.server.store.schema import table
+
+    store = PostgresStore(url, pool_size=8)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE " + ", ".join(table(c) for c in COLLECTIONS))
+    return store
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request, tmp_path):
-    opened = BACKENDS[request.param](tmp_path)
+    if request.param == "postgres":
+        opened = _empty_postgres(request.getfixturevalue("_pg_database"))
+    else:
+        opened = BACKENDS[request.param](tmp_path)
     yield opened
     opened.close()
 

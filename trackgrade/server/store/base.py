@@ -4,8 +4,11 @@ Backends (each passes the one contract suite, tests/server/test_store_contract.p
 
     MemoryStore   trackgrade.server.store.memory    tests, `create_app(store=MemoryStore())`
     TinyDBStore   trackgrade.server.store.durable   `trackgrade serve --data DIR`, the admin CLI
+    PostgresStore trackgrade.server.store.postgres  `trackgrade serve --database URL`: nodes
+                                                    sharing one database
 
-`open_store(data_dir)` (in `trackgrade.server.store`) opens the durable one.
+`open_store(data_dir)` (in `trackgrade.server.store`) opens the durable one,
+`open_store(database=url)` the PostgreSQL one.
 
 Data model
 ----------
@@ -39,6 +42,8 @@ is a fresh copy you may mutate freely (it is not written back until you
                  "expires_at" (Unix seconds) the store indexes; the app picks
                  the id (e.g. f"{key_id}:{idempotency_key}").
     settings     small switches, e.g. {"id": "maintenance", "on": true}.
+    counters     small shared counters, e.g. a key's rate window
+                 {"id": "rate:<key id>", "window", "count"} (ratelimit.py).
 
 Indexes are fixed here (INDEXES) so every backend builds the same ones; the
 PostgreSQL backend turns each into a SQL index. Unique indexes answer
@@ -87,7 +92,7 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
-    "deliveries",
+    "deliveries", "counters",
 )
 
 

@@ -382,6 +382,15 @@ class MemoryStore:
         with self._reading() as state:
             return state.scan(collection)
 
+    def iter_docs(self, collection: str) -> Iterator[Doc]:
+        """Every document of a collection, one at a time (a bulk copy:
+        `admin migrate`); the texts are taken under the lock, decoded lazily."""
+        check_collection(collection)
+        with self._reading() as state:
+            texts = list(state.docs[collection].values())
+        for text in texts:
+            yield json.loads(text)
+
     def close(self) -> None:
         self._closed = True
 
