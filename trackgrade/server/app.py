@@ -132,6 +132,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
     ctx = ServerContext(settings=settings, store=store, clock=clock, executor=executor,
                         test_executor=test_executor, lifecycle=lifecycle, window=window,
                         webhooks=build_dispatcher(settings, store, clock, sender))
+    lifecycle.on_event = ctx.webhooks.kick
 
     app = Flask("trackgrade.server", static_folder=None)
     app.request_class = InMemoryRequest
