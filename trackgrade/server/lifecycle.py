@@ -28,6 +28,7 @@ import logging
 import secrets
 import threading
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -94,7 +95,10 @@ class Lifecycle:
         self.docs_url = docs_url
         self.upload_ttl = int(upload_ttl)
         self.idempotency_ttl = int(idempotency_ttl)
-        self._create_lock = threading.Lock()
+        # one create at a time in this process: the embedded stores serialise
+        # transactions anyway; PostgreSQL's row locks serialise what must be
+        # (per key and idempotency key), so creates of other keys run in parallel
+        self._create_lock = nullcontext() if self.shared else threading.Lock()
         # analysis id -> upload deadline: a mirror of the UPLOADS markers (only
         # this process creates uploads), so sweeping never scans the store;
         # on a shared store other nodes create and accept uploads too, so
