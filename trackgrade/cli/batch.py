@@ -14,6 +14,10 @@ A file that fails becomes a row with its error code and message, and the run
 goes on. Rows are written to `--out` (CSV or JSONL) as they complete, a Rich
 progress bar runs on stderr, and a summary table ends the run. Exit code 0
 when every file is graded, 1 when some failed, 2 when no files were found.
+
+`--remote` swaps the worker pool for `cli/remote_batch.py`'s runner, which
+grades each file through a trackgrade instance; rows, file, progress and
+summary stay this module's.
 """
 
 from __future__ import annotations
