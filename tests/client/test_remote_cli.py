@@ -17,7 +17,7 @@ from truth import render_specs
 from typer.testing import CliRunner
 
 from trackgrade.cli import app
-from trackgrade.cli.batch import CSV_COLUMNS
+from trackgrade.cli.rows import CSV_COLUMNS
 
 TRACKS = [{"name": f"remote_{i}", "style": style, "bpm": bpm, "seconds": 6, "seed": 40 + i}
           for i, (style, bpm) in enumerate((("techno", 130), ("house", 124), ("trance", 138)))]

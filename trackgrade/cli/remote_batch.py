@@ -117,7 +117,7 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
                  sleep: Callable[[float], None]) -> tuple[dict, Optional[dict]]:
     """One file through the instance: (row, Analysis document or None). Never
     raises for a bad file or a refused request: its error becomes the row."""
-    from trackgrade.cli.batch import failed_row, row_for
+    from trackgrade.cli.rows import failed_row, row_for
     from trackgrade.model import analysis_from_dict
 
     start = time.perf_counter()
