@@ -24,6 +24,8 @@ from html import escape
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+from trackgrade.grading.diagnosis import band_db
+from trackgrade.grading.limits import BAND_TOLERANCE_DB
 from trackgrade.model import Analysis
 
 BAND_TITLES = {"sub_bass": "Sub", "bass": "Bass", "low_mid": "Low mid", "mid": "Mid",
@@ -193,10 +195,10 @@ def svg_band_chart(analysis: Analysis) -> str:
         parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{_f(y)}" y2="{_f(y)}" class="grid"/>'
                      f'<text x="{left - 6}" y="{_f(y + 4)}" text-anchor="end" class="tick">'
                      f'{tick:g}%</text>')
+    diff_db = band_db(analysis)
     for i, (name, (lo, hi)) in enumerate(zip(BAND_NAMES, BAND_EDGES_HZ)):
         x0 = left + i * group_w + group_w * 0.16
-        diff = mine[i] - target[i]
-        tolerance = max(2.0, 0.25 * target[i])
+        diff, tolerance = diff_db[name], BAND_TOLERANCE_DB[name]
         colour = "#2a9d55" if abs(diff) <= tolerance else ("#d64545" if diff > 0 else "#e9b32a")
         hi_label = f"{hi // 1000}k" if hi >= 1000 else str(hi)
         lo_label = f"{lo // 1000}k" if lo >= 1000 else str(lo)
@@ -204,7 +206,7 @@ def svg_band_chart(analysis: Analysis) -> str:
             f'<rect class="band-measured" x="{_f(x0)}" y="{_f(y_of(mine[i]))}" width="{_f(bar_w)}" '
             f'height="{_f(y_of(0) - y_of(mine[i]))}" rx="2" fill="{colour}">'
             f'<title>{BAND_TITLES[name]}: {mine[i]:.1f}% (ideal {target[i]:.1f}%, '
-            f'{diff:+.1f})</title></rect>'
+            f'{diff:+.1f} dB)</title></rect>'
             f'<rect class="band-ideal" x="{_f(x0 + bar_w + 2)}" y="{_f(y_of(target[i]))}" '
             f'width="{_f(bar_w)}" height="{_f(y_of(0) - y_of(target[i]))}" rx="2" fill="#b9c0d4">'
             f'<title>{escape(analysis.genre.name)} ideal: {target[i]:.1f}%</title></rect>'
@@ -403,7 +405,7 @@ def closest_label(analysis: Analysis) -> str:
 
 def _mix_table(analysis: Analysis) -> str:
     mix = analysis.mix
-    rows = mix_rows(mix) + [("Mix score", f"{mix.score}", "")]
+    rows = mix_rows(mix, analysis.mastering_status) + [("Mix score", f"{mix.score}", "")]
     body = "".join(f"<tr><th>{escape(a)}</th><td>{escape(b)}</td><td class='muted'>{escape(c)}"
                    f"</td></tr>" for a, b, c in rows)
     return f'<table class="metrics" id="mix-table">{body}</table>'

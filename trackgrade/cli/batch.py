@@ -39,6 +39,7 @@ from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, Masterin
                                     stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.errors import TrackgradeError
+from trackgrade.grading.grade import GRADE_TABLE
 
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
 CSV_COLUMNS = ("path", "status", "score", "grade", "bpm", "key", "camelot", "genre",
@@ -48,7 +49,7 @@ CSV_COLUMNS = ("path", "status", "score", "grade", "bpm", "key", "camelot", "gen
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
+GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 
 
 # ---------------------------------------------------------------- finding files
