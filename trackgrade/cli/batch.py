@@ -38,6 +38,7 @@ from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, Masterin
                                     ReferenceOption, checked_genre, load_references,
                                     stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
+from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.grade import GRADE_TABLE
 
@@ -318,6 +319,12 @@ def batch(
     genre: GenreOption = None,
     reference: ReferenceOption = None,
     as_json: JsonOption = False,
+    remote: Annotated[bool, typer.Option(
+        "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
+                         "here; stays within the key's limits, and a re-run spends no credit "
+                         "twice.")] = False,
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
 ) -> None:
     """Grade many files in parallel with a progress bar and a summary table. A file that
     fails is recorded with its error and the batch goes on. Exit code 0 when all files were
@@ -331,6 +338,14 @@ def batch(
                               "no audio files found (looked for "
                               + ", ".join(sorted(AUDIO_EXTENSIONS)) + ")", param="path")
     workers = min(jobs or os.cpu_count() or 1, len(files))
+    runner = run_in_pool
+    if remote:
+        if references:
+            raise TrackgradeError("parameter_invalid", "--reference works on local batches "
+                                  "only; an instance grades against genre profiles",
+                                  param="reference")
+        from trackgrade.cli.remote_batch import remote_runner
+        runner = remote_runner(base_url, key, jobs=jobs)
     writer = RowWriter(out)
     err = stderr_console()
     rows: list[dict] = []
@@ -348,7 +363,7 @@ def batch(
                         ("✗ ", "bold red"), f"{row['path']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
 
-            run_in_pool(files, mastering.value, workers, on_result, genre, references)
+            runner(files, mastering.value, workers, on_result, genre, references)
     finally:
         writer.close()
     wall = time.perf_counter() - start

@@ -95,6 +95,7 @@ class Lifecycle:
         # this process creates uploads), so sweeping never scans the store
         self._deadlines: dict[str, float] | None = None
         self._deadline_lock = threading.Lock()
+        self.on_event: Callable[[], None] | None = None   # e.g. the webhook dispatcher's kick
 
     # --- create --------------------------------------------------------------
 
@@ -292,6 +293,8 @@ class Lifecycle:
     def _event(self, txn: Txn, event_type: str, row: dict, data: dict) -> None:
         txn.put("events", new_event(event_type, data, account_id=row["account_id"],
                                     livemode=row["livemode"], created=self.clock.time()))
+        if self.on_event is not None:       # the dispatcher reads once this commits
+            self.on_event()
 
     # --- bookkeeping, recovery, sweeping ---------------------------------------------
 
