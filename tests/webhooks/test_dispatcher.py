@@ -322,3 +322,19 @@ def test_schedule_parsing_jitter_and_retry_after():
     assert parse_retry_after("120", 0) == 120
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 1445412480 - 60) == 60
     assert parse_retry_after("whenever", 0) is None
+
+
+def test_a_resend_while_an_attempt_is_in_flight_is_not_settled_by_that_attempt(world):
+    rcv = world.receiver()
+    made = world.endpoint(rcv)
+    event = world.emit()
+    dispatcher = world.dispatcher()
+    dispatcher.deliver_due()
+    endpoints.resend_event(world.store, event["id"], clock=world.clock)
+    (in_flight,) = state.claim_due(world.store, world.clock.time(), {None: 4}, total=4)
+    endpoints.resend_event(world.store, event["id"], clock=world.clock)     # again, meanwhile
+    assert state.record_results(world.store, [(in_flight, rcv_result(200))],
+                                world.clock.time(), DEFAULT_SCHEDULE, random.Random(1)) == []
+    row = delivery(world.store, event, made)
+    assert row["state"] == "pending" and row["attempts"] == 0          # still to deliver
+    assert [o.state for o in dispatcher.deliver_due()] == ["delivered"]
