@@ -109,9 +109,12 @@ def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
 def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], now: float,
                      room: dict[str, int], *, total: int, lease: float = LEASE_S,
                      schedule: tuple[float, ...] = (), rng: random.Random | None = None,
+                     held: set[str] | frozenset = frozenset(),
                      ) -> tuple[list[Outcome], list[Job]]:
     """`record_results` for `finished`, then `claim_due`, in ONE transaction
-    (one journal write per round of the dispatcher instead of two)."""
+    (one journal write per round of the dispatcher instead of two). Rows in
+    `held` (claimed by this process and not yet recorded) are never claimed
+    again, even if their lease ran out."""
     finished = list(finished)
     endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)
                  and min(room.get(e["id"], room.get(None, 0)), total) > 0]
@@ -120,12 +123,12 @@ def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], n
     with store.transaction() as txn:
         outcomes = _record_in(txn, finished, now, schedule, rng or random.Random())
         fan_out(txn, now)
-        jobs = _claim_in(txn, now, endpoints, room, total, lease)
+        jobs = _claim_in(txn, now, endpoints, room, total, lease, held)
     return outcomes, jobs
 
 
 def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: int,
-              lease: float) -> list[Job]:
+              lease: float, held: set[str] | frozenset = frozenset()) -> list[Job]:
     jobs: list[Job] = []
     bodies: dict[str, bytes] = {}
     for endpoint in endpoints:
@@ -135,6 +138,8 @@ def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: in
         secrets = signing_secrets(endpoint, now)
         for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,),
                               skip_locked=True):
+            if row["id"] in held:
+                continue
             body = bodies.get(row["event_id"])
             if body is None:
                 event = txn.get("events", row["event_id"])
