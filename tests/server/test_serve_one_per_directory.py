@@ -19,7 +19,7 @@ def test_a_second_server_on_the_same_directory_refuses_with_one_line(tmp_path):
         assert first.url, first.output
         second = subprocess.run(CLI + ["serve", "--data", str(tmp_path), "--port", "0"],
                                 capture_output=True, text=True, timeout=60)
-        assert second.returncode == 1
+        assert second.returncode == 2
         assert second.stdout == ""
         lines = second.stderr.strip().splitlines()
         assert len(lines) == 1, second.stderr

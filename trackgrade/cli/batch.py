@@ -16,6 +16,10 @@ they complete and put in `--sort` order at the end; a Rich progress bar runs
 on stderr; the graded files ranked best first, the failures (file, folder,
 code, message) and a summary (skipped files named) end the run. Exit code 0
 when every file is graded, 1 when some failed, 2 when no files were found.
+
+`--remote` swaps the worker pool for `cli/remote_batch.py`'s runner, which
+grades each file through a trackgrade instance; rows, file, progress and
+summary stay this module's.
 """
 
 from __future__ import annotations

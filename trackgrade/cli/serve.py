@@ -6,17 +6,23 @@ import os
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
 
 
 def serve(
     host: Annotated[Optional[str], typer.Option(
-        help="Interface to listen on (default 127.0.0.1, or TRACKGRADE_HOST).")] = None,
+        help="Interface to listen on (or TRACKGRADE_HOST).", show_default="127.0.0.1")] = None,
     port: Annotated[Optional[int], typer.Option(
-        help="TCP port to listen on (default 8080, or TRACKGRADE_PORT).")] = None,
+        help="TCP port to listen on (or TRACKGRADE_PORT).", show_default="8080")] = None,
     data: Annotated[Optional[Path], typer.Option(
         help="State directory (default ./trackgrade-data, or TRACKGRADE_DATA).")] = None,
+    database: Annotated[Optional[str], typer.Option(
+        help="PostgreSQL URL (postgresql://user:pass@host/db): all state there instead of "
+             "--data; several servers may share it (default TRACKGRADE_DATABASE_URL).",
+        show_default=False)] = None,
+    node_id: Annotated[Optional[str], typer.Option(
+        help="This server's name among those sharing --database (default host:port).",
+        show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option(
         min=1, help="Analysis worker processes (default 1, or TRACKGRADE_WORKERS).")] = None,
     maintenance: Annotated[bool, typer.Option(
@@ -24,6 +30,7 @@ def serve(
 ) -> None:
     """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) on waitress."""
     from trackgrade.config import load_settings
+    from trackgrade.cli.errors import EXIT_USAGE, print_error
     from trackgrade.server.serve import run
     from trackgrade.server.store import StoreError
 
@@ -31,7 +38,13 @@ def serve(
         settings = load_settings(
             os.environ, host=host, port=port,
             data_dir=str(data) if data is not None else None,
-            workers=workers, maintenance=True if maintenance else None)
+            database_url=database, node_id=node_id, workers=workers,
+            maintenance=True if maintenance else None)
+    except ValueError as exc:       # a malformed TRACKGRADE_* value: one line
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    try:
         run(settings)
-    except (StoreError, ValueError) as exc:     # a busy or unusable data directory, a bad env
-        raise click.ClickException(str(exc)) from None
+    except StoreError as exc:       # a busy or unusable data directory or database: one line
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None

@@ -188,6 +188,15 @@ def lock_data_dir(data_dir: str) -> int:
     return fd
 
 
+def state_location(settings: Settings) -> str:
+    """Where the state lives, for the start line (never a password)."""
+    if settings.database_url:
+        from trackgrade.server.app import node_name
+        from trackgrade.server.store.postgres import redact
+        return f"database {redact(settings.database_url)}, node {node_name(settings)}"
+    return f"data {settings.data_dir}"
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -197,7 +206,9 @@ def run(settings: Settings) -> None:
     interrupted (SIGINT/SIGTERM); in-flight work is recovered on the next start."""
     from trackgrade.server.app import context, create_app
 
-    lock = lock_data_dir(settings.data_dir)     # before recovery touches any work
+    # one server per data directory, before recovery touches any work (servers
+    # sharing a PostgreSQL database coordinate through it instead)
+    lock = None if settings.database_url else lock_data_dir(settings.data_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(settings)
     ctx = context(app)
@@ -209,8 +220,9 @@ def run(settings: Settings) -> None:
         gc.freeze()         # the loaded store is long-lived: keep it out of GC passes
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         signal.signal(signal.SIGTERM, _interrupt)
-        log.info("trackgrade serving on http://%s:%s (data %s, %d worker%s%s)",
-                 settings.host, server.effective_port, settings.data_dir, settings.workers,
+        log.info("trackgrade serving on http://%s:%s (%s, %d worker%s%s)",
+                 settings.host, server.effective_port, state_location(settings),
+                 settings.workers,
                  "" if settings.workers == 1 else "s",
                  ", MAINTENANCE" if settings.maintenance else "")
         server.run()
@@ -222,4 +234,5 @@ def run(settings: Settings) -> None:
             server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
         ctx.close(wait=False)
         ctx.store.close()
-        os.close(lock)
+        if lock is not None:
+            os.close(lock)

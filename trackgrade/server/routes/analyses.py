@@ -10,7 +10,7 @@ from flask import Blueprint, request
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import check_genre
-from trackgrade.server import documents, idempotency
+from trackgrade.server import documents, idempotency, queries
 from trackgrade.server.envelope import current_request_id, json_response, raw_json_response
 from trackgrade.server.lifecycle import Caller, Submission
 from trackgrade.server.routes.common import (
@@ -94,8 +94,8 @@ def list_page(store, caller: Caller, limit: int, after: str | None,
     key's list is 404 `not_found`, like an unknown id."""
     def page(**cursor) -> tuple[list[dict], bool]:
         try:
-            return store.list_analyses(caller.account_id, caller.livemode, limit,
-                                       key_id=caller.key_id, **cursor)
+            return queries.list_analyses(store, caller.account_id, caller.livemode, limit,
+                                         key_id=caller.key_id, **cursor)
         except TrackgradeError as err:
             if err.param not in ("starting_after", "ending_before"):
                 raise
