@@ -94,7 +94,7 @@ def test_k_weighting_matches_bs1770_table_at_48k():
 
 
 @pytest.mark.parametrize("rate", [8000, 22050, 44100, 48000, 96000, 11025,
-                                  10130])            # hop 1013 (prime): the sosfilt fallback
+                                  10130])            # hop 1013 (prime): blocks of one frame
 def test_block_filtered_energies_match_sosfilt(rate):
     """The GEMM block-state-space K-filter equals sosfilt in float64."""
     rng = np.random.default_rng(rate)
@@ -195,3 +195,19 @@ def test_curves_follow_a_level_step():
     assert loud.integrated_lufs == pytest.approx(-10.0 + 10 * math.log10(48.5 / 50), abs=0.02)
     assert loud.loudness_range_lu == pytest.approx(20.0, abs=1.0)
     assert loud.sample_peak_dbfs == pytest.approx(-10.0, abs=0.01)
+
+
+@pytest.mark.parametrize("lam", [0.8 * np.exp(0.01j), 0.3 + 0.2j, 0.999 + 0j, 1e-6 + 0j])
+def test_first_order_recursion_equals_lfilter(lam):
+    """The chunked one-pole recursion (no scipy.signal at run time) equals lfilter."""
+    rng = np.random.default_rng(7)
+    z = rng.standard_normal((2, 7500)) + 1j * rng.standard_normal((2, 7500))
+    init = np.array([0.5 + 1j, -2.0])
+    reference, _ = signal.lfilter([1.0], [1.0, -lam], z, axis=-1, zi=lam * init[:, None])
+    got = L.first_order_recursion(z, lam, init)
+    assert np.max(np.abs(got - reference)) <= 1e-12 * np.max(np.abs(reference))
+
+
+def test_kaiser_lowpass_equals_firwin():
+    np.testing.assert_allclose(L.kaiser_lowpass(193, 0.25, 9.0),
+                               signal.firwin(193, 0.25, window=("kaiser", 9.0)), atol=1e-15)

@@ -33,7 +33,6 @@ import math
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from scipy import signal
 
 from trackgrade.engine.features import Loudness
 
@@ -93,10 +92,42 @@ def channel_weights(channels: int) -> np.ndarray:
     return np.ones(channels)
 
 
-def _block_size(hop: int, lo: int = 20, hi: int = 64) -> int | None:
-    """The divisor of `hop` in [lo, hi] closest to 42 (GEMM-friendly), or None."""
+def _block_size(hop: int, lo: int = 20, hi: int = 64) -> int:
+    """The divisor of `hop` in [lo, hi] closest to 42 (GEMM-friendly); for a
+    hop with none (odd rates, e.g. a prime hop), its largest divisor <= hi."""
     divisors = [b for b in range(lo, hi + 1) if hop % b == 0]
-    return min(divisors, key=lambda b: abs(b - 42)) if divisors else None
+    if divisors:
+        return min(divisors, key=lambda b: abs(b - 42))
+    return max(b for b in range(1, hi + 1) if hop % b == 0)
+
+
+def first_order_recursion(z: np.ndarray, lam: complex, init: np.ndarray,
+                          chunk: int = 16) -> np.ndarray:
+    """y[k] = lam y[k-1] + z[k] along the last axis of the complex `z`, with
+    y[-1] = `init` (shape z.shape[:-1]): the one-pole filter
+    lfilter([1], [1, -lam], z, zi=lam*init), exact to rounding. Chunks of
+    `chunk` values take their zero-state response from one small Toeplitz
+    product; the values at the chunk ends follow the same recursion with
+    lam**chunk, solved recursively, and feed each chunk's start."""
+    n = z.shape[-1]
+    lead = z.shape[:-1]
+    init = np.asarray(init, dtype=complex).reshape(lead + (1,))
+    if n == 0:
+        return np.zeros(z.shape, dtype=complex)
+    size = min(chunk, n)
+    powers = lam ** np.arange(size + 1)
+    lag = np.arange(size)[:, None] - np.arange(size)[None, :]
+    toeplitz = np.where(lag >= 0, powers[np.clip(lag, 0, size)], 0.0)   # lam^(i-j), i >= j
+    m = -(-n // size)
+    padded = np.zeros(lead + (m * size,), dtype=complex)
+    padded[..., :n] = z
+    zero_state = padded.reshape(lead + (m, size)) @ toeplitz.T
+    starts = init
+    if m > 1:
+        ends = first_order_recursion(zero_state[..., :-1, -1], lam ** size, init[..., 0], chunk)
+        starts = np.concatenate((init, ends), axis=-1)
+    y = zero_state + starts[..., None] * powers[1:]
+    return y.reshape(lead + (m * size,))[..., :n]
 
 
 def _cascade_state_space(sos: np.ndarray):
@@ -156,8 +187,7 @@ def _block_states(u: np.ndarray, lam: np.ndarray, V: np.ndarray, Vinv: np.ndarra
         gain = 2.0 if lam[m].imag > 1e-12 else 1.0
         z = gain * (drive[i] + 1j * drive[k + i]).reshape(n_ch, n_blocks)
         # modes[k] = carry * lam^k + sum_{j<k} lam^(k-1-j) z[j]
-        out, final = signal.lfilter([1.0], [1.0, -lam[m]], z, axis=-1,
-                                    zi=lam[m] * carry[i][:, None])
+        out = first_order_recursion(z, lam[m], carry[i])
         modes[i, :, 0] = carry[i]
         modes[i, :, 1:] = out[:, :-1]
         carry[i] = out[:, -1]
@@ -195,21 +225,6 @@ def _kweighted_energy_gemm(samples: np.ndarray, sample_rate: int, block: int,
     return energy.T
 
 
-def _kweighted_energy_sosfilt(samples: np.ndarray, sample_rate: int, hop: int,
-                              weights: np.ndarray) -> np.ndarray:
-    """Fallback (rates whose hop has no convenient divisor): sosfilt per channel."""
-    sos = k_weighting_sos(sample_rate)
-    n_hops = samples.shape[0] // hop
-    energy = np.zeros(n_hops)
-    for ch in range(samples.shape[1]):
-        if weights[ch] == 0.0:
-            continue
-        y = signal.sosfilt(sos.astype(np.float32), samples[:n_hops * hop, ch])
-        energy += weights[ch] * np.einsum("ij,ij->i", y.reshape(n_hops, hop),
-                                          y.reshape(n_hops, hop), dtype=np.float64)
-    return energy
-
-
 def hop_energies(samples: np.ndarray, sample_rate: int, hop_s: float = CURVE_HOP_S) -> np.ndarray:
     """Channel-weighted energy (sum of squares) of the K-weighted signal in
     consecutive hops of round(hop_s * rate) frames; complete hops only."""
@@ -220,10 +235,9 @@ def hop_energies(samples: np.ndarray, sample_rate: int, hop_s: float = CURVE_HOP
         return np.zeros(0)
     weights = channel_weights(samples.shape[1])
     block = _block_size(hop)
-    if block is None:
-        return _kweighted_energy_sosfilt(samples, sample_rate, hop, weights)
     with single_thread_blas():
-        energy = _kweighted_energy_gemm(samples[:n_hops * hop], sample_rate, block) @ weights
+        energy = _kweighted_energy_gemm(samples[:n_hops * hop], sample_rate, block,
+                                        segment_blocks=max(2048, 86016 // block)) @ weights
     return energy.reshape(n_hops, hop // block).sum(axis=1)
 
 
@@ -323,12 +337,20 @@ _TP_BLOCK = 32                # frames per candidate block
 _TP_FILTER = None
 
 
+def kaiser_lowpass(taps: int, cutoff: float, beta: float) -> np.ndarray:
+    """Windowed-sinc low-pass FIR, `cutoff` relative to Nyquist, Kaiser window,
+    unit gain at DC: scipy.signal.firwin(taps, cutoff, window=("kaiser", beta))."""
+    m = np.arange(taps) - (taps - 1) / 2.0
+    h = cutoff * np.sinc(cutoff * m) * np.kaiser(taps, beta)
+    return h / h.sum()
+
+
 def _tp_phases() -> np.ndarray:
     """Phases 1..3 of the 4x interpolation low-pass (Kaiser, cutoff at the
     original Nyquist), as coefficient rows c[r, j] for x[n + j], j = -23..24."""
     global _TP_FILTER
     if _TP_FILTER is None:
-        h = signal.firwin(_TP_TAPS, 0.25, window=("kaiser", 9.0)) * 4.0
+        h = kaiser_lowpass(_TP_TAPS, 0.25, 9.0) * 4.0
         # phase r output at n is sum_k h[r + 4k] x[n + 24 - k]  (group delay 24 samples)
         _TP_FILTER = np.stack([h[r::4][:48][::-1] for r in (1, 2, 3)])   # index j + 23
     return _TP_FILTER
