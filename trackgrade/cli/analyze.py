@@ -13,14 +13,17 @@ import sys
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from trackgrade.cli.errors import (EXIT_OK, exit_code_for, print_error, read_input_file)
 from trackgrade.errors import TrackgradeError
-from trackgrade.model import Analysis
+
+if TYPE_CHECKING:                      # the engine, the model and rich load on use
+    from rich.console import Console
+
+    from trackgrade.model import Analysis
 
 
 class Mastering(str, Enum):
@@ -37,10 +40,12 @@ JsonOption = Annotated[bool, typer.Option(
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
     return Console(highlight=False)
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
     return Console(stderr=True, highlight=False)
 
 
@@ -92,13 +97,14 @@ def analyze(
     still run; the exit code is then 2.
     """
     check_readable(files)
-    out, err = stdout_console(), stderr_console()
+    out = None if as_json else stdout_console()       # rich loads only to draw
+    err = stderr_console() if sys.stderr.isatty() else None
     documents: list[dict] = []
     done: list[Analysis] = []
     exit_code = EXIT_OK
     for path in files:
         status = (err.status(f"Analyzing {path.name}…", spinner="dots")
-                  if err.is_terminal else nullcontext())
+                  if err is not None and err.is_terminal else nullcontext())
         try:
             with status:
                 analysis = analyze_path(path, mastering.value)

@@ -20,23 +20,24 @@ from __future__ import annotations
 
 import csv
 import json
-import multiprocessing
 import os
 import signal
 import sys
 import time
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
-from rich.text import Text
 
 from trackgrade.cli.analyze import JsonOption, Mastering, MasteringOption, stderr_console
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.errors import TrackgradeError
+
+if TYPE_CHECKING:                      # process pools and rich load when a batch runs
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
 CSV_COLUMNS = ("path", "status", "score", "grade", "bpm", "key", "camelot", "genre",
@@ -162,6 +163,7 @@ def capped_threads(threads: int = 1) -> Iterator[None]:
 def pool_context() -> multiprocessing.context.BaseContext:
     """forkserver where available (fast starts from a preloaded server),
     otherwise spawn; never plain fork from a process that may hold threads."""
+    import multiprocessing
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["trackgrade.pipeline"])
@@ -182,6 +184,8 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
     """Grade in worker processes, reporting each file as it completes. A
     worker that dies takes its file with it (recorded as failed), and the
     pool is rebuilt for the files still waiting."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     pending = list(files)
     fruitless = 0          # pools in a row that died before finishing any file
     while pending:
@@ -334,6 +338,7 @@ def batch(
                 writer.write(row, document)
                 failed = sum(1 for r in rows if r["status"] != "ok")
                 if row["status"] != "ok" and err.is_terminal:
+                    from rich.text import Text
                     progress.console.print(Text.assemble(
                         ("✗ ", "bold red"), f"{row['path']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
