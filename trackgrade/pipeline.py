@@ -11,9 +11,8 @@ from trackgrade.engine.extract import extract
 from trackgrade.engine.features import Features
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
+from trackgrade.grading.targets import Reference, check_genre
 from trackgrade.model import Analysis
-
-MASTERING_STATUSES = ("pre-master", "master")
 
 
 def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
@@ -22,9 +21,17 @@ def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
     return extract(decode(data, file_name=file_name), parallel=parallel)
 
 
-def grade(features: Features, *, file_name: str, mastering_status: str = "pre-master") -> Analysis:
-    """Scores, grade, genre, template diagnosis (`pending`) and feedback."""
-    return build_analysis(features, file_name=file_name, mastering_status=mastering_status)
+def reference(data: bytes, *, file_name: str, parallel: bool = True) -> Reference:
+    """A reference track's targets (bands, loudness, LRA, width), measured from its bytes."""
+    return Reference.from_features(file_name, measure(data, file_name=file_name, parallel=parallel))
+
+
+def grade(features: Features, *, file_name: str, mastering_status: str = "pre-master",
+          genre: str | None = None, references: tuple[Reference, ...] = ()) -> Analysis:
+    """Scores, grade, genre, template diagnosis (`pending`) and feedback, against
+    the detected family, `genre` (a key of GET /genres) or `references`."""
+    return build_analysis(features, file_name=file_name, mastering_status=mastering_status,
+                          genre=genre, references=references)
 
 
 def enhance(analysis: Analysis) -> Analysis:
@@ -33,9 +40,12 @@ def enhance(analysis: Analysis) -> Analysis:
 
 
 def analyze(data: bytes, *, file_name: str, mastering_status: str = "pre-master",
-            enhanced: bool = True, parallel: bool = True) -> Analysis:
+            enhanced: bool = True, parallel: bool = True, genre: str | None = None,
+            references: tuple[Reference, ...] = ()) -> Analysis:
     """bytes -> the complete Analysis (with the enhanced narrative unless
     `enhanced` is False; on one core when `parallel` is False)."""
+    if genre is not None:
+        check_genre(genre)                  # before the engine spends any time
     analysis = grade(measure(data, file_name=file_name, parallel=parallel), file_name=file_name,
-                     mastering_status=mastering_status)
+                     mastering_status=mastering_status, genre=genre, references=references)
     return enhance(analysis) if enhanced else analysis

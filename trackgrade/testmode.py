@@ -192,8 +192,9 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
     )
 
 
-def canned_analysis(file_name: str, mastering_status: str = "pre-master") -> Analysis:
+def canned_analysis(file_name: str, mastering_status: str = "pre-master",
+                    genre: str | None = None) -> Analysis:
     """The deterministic test-mode Analysis (diagnosis "pending") for these arguments."""
     status = check_mastering_status(mastering_status)
     return build_analysis(canned_features(file_name, status), file_name=file_name,
-                          mastering_status=status)
+                          mastering_status=status, genre=genre)

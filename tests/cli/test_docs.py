@@ -10,6 +10,7 @@ from trackgrade.cli import app
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 DOCUMENTED_HERE = ("analyze", "batch", "report", "genres")
+REMOTE_COMMANDS = ("analyze", "get", "status", "list", "account")
 
 
 def test_every_command_and_option_is_documented():
@@ -22,3 +23,16 @@ def test_every_command_and_option_is_documented():
             for option in param.opts:
                 if option.startswith("--") and option != "--help":
                     assert option in text, f"{name} {option} is not in docs/cli.md"
+
+
+def test_every_remote_command_and_option_is_documented():
+    text = DOC.read_text(encoding="utf-8")
+    assert "## `trackgrade remote`" in text
+    remote = typer.main.get_command(app).commands["remote"]
+    assert set(remote.commands) == set(REMOTE_COMMANDS)
+    for name in REMOTE_COMMANDS:
+        assert f"remote {name}" in text, name
+        for param in remote.commands[name].params:
+            for option in param.opts:
+                if option.startswith("--") and option != "--help":
+                    assert option in text, f"remote {name} {option} is not in docs/cli.md"

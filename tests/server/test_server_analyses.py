@@ -43,7 +43,9 @@ def server():
     ({"file_name": "a.wav", "mastering_status": None}, "parameter_invalid", "mastering_status"),
     ({"file_name": "a.wav", "external_id": "x" * 256}, "parameter_invalid", "external_id"),
     ({"file_name": "a.wav", "external_id": 5}, "parameter_invalid", "external_id"),
-    ({"file_name": "a.wav", "genre": "techno"}, "parameter_unknown", "genre"),
+    ({"file_name": "a.wav", "genre": "polka"}, "parameter_invalid", "genre"),
+    ({"file_name": "a.wav", "genre": 5}, "parameter_invalid", "genre"),
+    ({"file_name": "a.wav", "tempo": 128}, "parameter_unknown", "tempo"),
     ({"file_name": "a.wav", "livemode": True}, "parameter_unknown", "livemode"),
 ])
 def test_body_validation(server, body, code, param):

@@ -76,9 +76,11 @@ app.command("report")(_report_command)
 app.command("genres")(_genres_command)
 
 from trackgrade.cli.admin import app as admin_app  # noqa: E402
+from trackgrade.cli.remote import app as remote_app  # noqa: E402
 from trackgrade.cli.serve import serve  # noqa: E402
 
 app.add_typer(admin_app, name="admin")
+app.add_typer(remote_app, name="remote")
 app.command("serve")(serve)
 
 from trackgrade.cli.webhooks import listen as _listen_command  # noqa: E402

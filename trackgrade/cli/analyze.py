@@ -13,23 +13,23 @@ import sys
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from trackgrade.cli.errors import (EXIT_OK, exit_code_for, print_error, read_input_file)
 from trackgrade.errors import TrackgradeError
+from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.grading.targets import Reference, check_genre
+from trackgrade.model import Analysis
 
-if TYPE_CHECKING:                      # the engine, the model and rich load on use
+if TYPE_CHECKING:                      # rich loads only to draw
     from rich.console import Console
 
-    from trackgrade.model import Analysis
 
-
-class Mastering(str, Enum):
-    """`--mastering`: the loudness targets a track is judged against."""
-    pre_master = "pre-master"
-    master = "master"
+Mastering = Enum("Mastering", {name.replace("-", "_"): name for name in MASTERING_STATUSES},
+                 type=str)
+Mastering.__doc__ = "`--mastering`: the loudness targets a track is judged against."
 
 
 MasteringOption = Annotated[Mastering, typer.Option(
@@ -37,6 +37,33 @@ MasteringOption = Annotated[Mastering, typer.Option(
     help="Judge loudness as a pre-master (headroom expected) or a finished master.")]
 JsonOption = Annotated[bool, typer.Option(
     "--json", help="Print the Analysis JSON on stdout (nothing else).")]
+GenreOption = Annotated[Optional[str], typer.Option(
+    "--genre", "-g", help="Grade against this profile (a key of 'trackgrade genres', family or "
+                          "label) instead of the detected family.", show_default=False)]
+ReferenceOption = Annotated[Optional[list[Path]], typer.Option(
+    "--reference", "-r", help="A reference track (repeatable): its bands, loudness, loudness range "
+                              "and stereo width become the targets.", show_default=False)]
+
+
+def load_references(paths: list[Path] | None) -> tuple[Reference, ...]:
+    """Measure each reference file (in memory); errors name the file."""
+    from trackgrade.pipeline import reference  # the engine loads on use
+
+    if not paths:
+        return ()
+    check_readable(paths)
+    refs = []
+    for path in paths:
+        try:
+            refs.append(reference(read_input_file(path), file_name=path.name))
+        except TrackgradeError as exc:
+            raise TrackgradeError(exc.code, f"cannot use reference '{path}': {exc.message}",
+                                  param="reference") from None
+    return tuple(refs)
+
+
+def checked_genre(genre: str | None) -> str | None:
+    return None if genre is None else check_genre(genre)
 
 
 def stdout_console() -> Console:
@@ -62,13 +89,15 @@ def check_readable(paths: list[Path]) -> None:
                                   f"(use 'trackgrade batch' for folders)", param="file")
 
 
-def analyze_path(path: Path, mastering_status: str) -> Analysis:
+def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
+                 references: tuple[Reference, ...] = ()) -> Analysis:
     """Read one file into memory and analyze it; errors name the file."""
     from trackgrade.pipeline import analyze as run_pipeline  # the engine loads on use
 
     data = read_input_file(path)
     try:
-        return run_pipeline(data, file_name=path.name, mastering_status=mastering_status)
+        return run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
+                            genre=genre, references=references)
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
                               param=exc.param) from None
@@ -88,15 +117,20 @@ def analyze(
     files: Annotated[list[Path], typer.Argument(
         help="Audio files (WAV, AIFF, FLAC, MP3).", show_default=False)],
     mastering: MasteringOption = Mastering.pre_master,
+    genre: GenreOption = None,
+    reference: ReferenceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Analyze local audio files: score and grade, pillars, tempo, key, genre, tonal balance,
     loudness, stereo, structure, diagnosis and feedback.
 
     With several files, a file that cannot be analyzed is reported on stderr and the others
-    still run; the exit code is then 2.
+    still run; the exit code is then 2. `--genre` grades against a profile you choose;
+    `--reference` (repeatable) against your own reference tracks.
     """
     check_readable(files)
+    genre = checked_genre(genre)
+    references = load_references(reference)
     out = None if as_json else stdout_console()       # rich loads only to draw
     err = stderr_console() if sys.stderr.isatty() else None
     documents: list[dict] = []
@@ -107,7 +141,7 @@ def analyze(
                   if err is not None and err.is_terminal else nullcontext())
         try:
             with status:
-                analysis = analyze_path(path, mastering.value)
+                analysis = analyze_path(path, mastering.value, genre=genre, references=references)
         except TrackgradeError as exc:
             if len(files) == 1:
                 raise

@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
-from trackgrade.cli.analyze import JsonOption, Mastering, MasteringOption, stderr_console
+from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+                                    ReferenceOption, checked_genre, load_references,
+                                    stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
+from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.errors import TrackgradeError
 
 if TYPE_CHECKING:                      # process pools and rich load when a batch runs
@@ -110,9 +113,11 @@ def failed_row(path: str, code: str, message: str, seconds: float) -> dict:
                               "error_message": message, "seconds": round(seconds, 3)}
 
 
-def grade_file(path: str, mastering_status: str) -> tuple[dict, dict | None]:
-    """Read and grade one file: (row, Analysis document or None). Never raises
-    for a bad file; its error becomes the row."""
+def grade_file(path: str, mastering_status: str, genre: str | None = None,
+               references: tuple = ()) -> tuple[dict, dict | None]:
+    """Read and grade one file: (row, Analysis document or None), against the
+    detected family, `genre` or `references`. Never raises for a bad file;
+    its error becomes the row."""
     from trackgrade.pipeline import analyze
 
     start = time.perf_counter()
@@ -120,7 +125,7 @@ def grade_file(path: str, mastering_status: str) -> tuple[dict, dict | None]:
         data = Path(path).read_bytes()
         # each worker process is one core's worth of work: --jobs N uses N cores
         analysis = analyze(data, file_name=Path(path).name, mastering_status=mastering_status,
-                           parallel=False)
+                           parallel=False, genre=genre, references=references)
     except TrackgradeError as exc:
         return failed_row(path, exc.code, exc.message, time.perf_counter() - start), None
     except OSError as exc:
@@ -172,18 +177,18 @@ def pool_context() -> multiprocessing.context.BaseContext:
 
 
 def run_in_process(files: list[str], mastering_status: str,
-                   on_result: Callable[[dict, Optional[dict]], None]) -> None:
+                   on_result: Callable[[dict, Optional[dict]], None], *target) -> None:
     """Grade in this process, one file after the other (no isolation, no
-    thread caps; for library callers and experiments)."""
+    thread caps; for library callers and experiments). `target`: genre, references."""
     for path in files:
-        on_result(*grade_file(path, mastering_status))
+        on_result(*grade_file(path, mastering_status, *target))
 
 
 def run_in_pool(files: list[str], mastering_status: str, jobs: int,
-                on_result: Callable[[dict, Optional[dict]], None]) -> None:
+                on_result: Callable[[dict, Optional[dict]], None], *target) -> None:
     """Grade in worker processes, reporting each file as it completes. A
     worker that dies takes its file with it (recorded as failed), and the
-    pool is rebuilt for the files still waiting."""
+    pool is rebuilt for the files still waiting. `target`: genre, references."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pending = list(files)
@@ -198,7 +203,7 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
             executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)),
                                            mp_context=pool_context(),
                                            initializer=_worker_init)
-            futures = {executor.submit(grade_file, path, mastering_status): path
+            futures = {executor.submit(grade_file, path, mastering_status, *target): path
                        for path in pending}
         pending = []
         broken = False
@@ -314,17 +319,36 @@ def batch(
         "--out", "-o", help="Write one row per file to FILE.csv or FILE.jsonl "
                             "(JSONL rows carry the full Analysis).", show_default=False)] = None,
     mastering: MasteringOption = Mastering.pre_master,
+    genre: GenreOption = None,
+    reference: ReferenceOption = None,
     as_json: JsonOption = False,
+    remote: Annotated[bool, typer.Option(
+        "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
+                         "here; stays within the key's limits, and a re-run spends no credit "
+                         "twice.")] = False,
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
 ) -> None:
     """Grade many files in parallel with a progress bar and a summary table. A file that
     fails is recorded with its error and the batch goes on. Exit code 0 when all files were
-    graded, 1 when some failed, 2 when no files were found."""
+    graded, 1 when some failed, 2 when no files were found. `--genre` and `--reference` set
+    the targets of every file."""
+    genre = checked_genre(genre)
+    references = load_references(reference)
     files = [str(p) for p in collect_files(paths)]
     if not files:
         raise TrackgradeError("parameter_invalid",
                               "no audio files found (looked for "
                               + ", ".join(sorted(AUDIO_EXTENSIONS)) + ")", param="path")
     workers = min(jobs or os.cpu_count() or 1, len(files))
+    runner = run_in_pool
+    if remote:
+        if references:
+            raise TrackgradeError("parameter_invalid", "--reference works on local batches "
+                                  "only; an instance grades against genre profiles",
+                                  param="reference")
+        from trackgrade.cli.remote_batch import remote_runner
+        runner = remote_runner(base_url, key, jobs=jobs)
     writer = RowWriter(out)
     err = stderr_console()
     rows: list[dict] = []
@@ -343,7 +367,7 @@ def batch(
                         ("✗ ", "bold red"), f"{row['path']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
 
-            run_in_pool(files, mastering.value, workers, on_result)
+            runner(files, mastering.value, workers, on_result, genre, references)
     finally:
         writer.close()
     wall = time.perf_counter() - start

@@ -14,6 +14,10 @@ Exit codes (CONTRACT.md section 2), in this one place:
     2  usage error or unreadable input (missing or undecodable file, bad
        option value, no files found)
   130  interrupted (Ctrl-C)
+
+`trackgrade remote …` maps API errors the same way (`exit_code_for_api`):
+2 for a refused request, a bad key or an unknown id, 1 for everything else
+(a failed analysis, limits, credits, an unreachable or failing server).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Callable
 
 import typer
 
+from trackgrade.client.errors import APIError
 from trackgrade.errors import TrackgradeError
 
 # Typer >= 0.20 vendors its own copy of click (typer._click); older releases use
@@ -60,9 +65,19 @@ USAGE_CODES = frozenset({
 })
 
 
+# API answers that mean "the invocation is wrong" for `trackgrade remote …`:
+# the USAGE_CODES plus a bad key or an unknown analysis id.
+REMOTE_USAGE_CODES = USAGE_CODES | {"invalid_api_key", "not_found", "route_not_found"}
+
+
 def exit_code_for(error: TrackgradeError) -> int:
     """The exit code of a library error."""
     return EXIT_USAGE if error.code in USAGE_CODES else EXIT_BAD
+
+
+def exit_code_for_api(error) -> int:
+    """The exit code of a `trackgrade.client.APIError` (a remote call that failed)."""
+    return EXIT_USAGE if error.code in REMOTE_USAGE_CODES else EXIT_BAD
 
 
 def error_line(message: str) -> str:
@@ -111,6 +126,9 @@ def run_guarded(call: Callable[[], object]) -> int:
     except TrackgradeError as exc:
         print_error(exc.message)
         return exit_code_for(exc)
+    except APIError as exc:             # a remote call: message, code and request id
+        print_error(str(exc))
+        return exit_code_for_api(exc)
     except NO_ARGS_ERRORS as exc:
         exc.show()
         return EXIT_USAGE

@@ -318,3 +318,46 @@ def failures_table(rows: list[dict]) -> Table | None:
     for row in failed:
         table.add_row(row["path"], row["error_code"] or "", row["error_message"] or "")
     return table
+
+
+def remote_list_table(docs: list[dict]) -> Table:
+    """`trackgrade remote list`: one line per analysis, newest first."""
+    table = Table(box=box.SIMPLE_HEAD, title=f"Analyses ({len(docs)}, newest first; UTC)",
+                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False)
+    table.add_column("id", no_wrap=True, min_width=36)
+    table.add_column("created", no_wrap=True, min_width=11)
+    table.add_column("file", overflow="ellipsis")
+    table.add_column("status", no_wrap=True, min_width=8)
+    table.add_column("score", no_wrap=True, min_width=5)
+    for doc in docs:
+        score = doc.get("score")
+        if score is not None:
+            shown = Text(f"{score} {(doc.get('grade') or {}).get('letter', '')}",
+                         style=score_style(score))
+        else:
+            shown = Text("")
+        table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
+                      doc.get("file_name") or "",
+                      Text(doc["status"], style="red" if doc["status"] == "failed" else ""), shown)
+    return table
+
+
+def account_table(doc: dict) -> Table:
+    """`trackgrade remote account`: plan, credits, limits and usage."""
+    limits, usage = doc["limits"], doc["usage"]
+    table = Table(box=box.ROUNDED, show_header=False, title="Account", title_justify="left",
+                  title_style="bold", padding=(0, 1))
+    table.add_column("what", style="dim")
+    table.add_column("value")
+    credits = doc.get("credits_remaining")
+    daily = limits.get("daily_quota")
+    for what, value in (
+            ("account", doc["id"]), ("mode", "live" if doc["livemode"] else "test"),
+            ("plan", doc["plan"]), ("billing", doc["billing"]),
+            ("credits", "not credit-billed" if credits is None else str(credits)),
+            ("requests", f"{limits['rate_per_minute']} per minute"),
+            ("in flight", f"{usage['in_flight']} of {limits['in_flight']}"),
+            ("today", f"{usage['today']} of {daily}" if daily is not None
+             else f"{usage['today']} (no daily quota)")):
+        table.add_row(what, value)
+    return table

@@ -10,8 +10,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (JsonOption, Mastering, MasteringOption, analyze_path,
-                                    check_readable, stderr_console)
+from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+                                    ReferenceOption, analyze_path, check_readable, checked_genre,
+                                    load_references, stderr_console)
 from trackgrade.errors import TrackgradeError
 
 
@@ -36,6 +37,8 @@ def report(
                             "Default: <stem>.report.html in the current directory.",
         show_default=False)] = None,
     mastering: MasteringOption = Mastering.pre_master,
+    genre: GenreOption = None,
+    reference: ReferenceOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Analyze a file and write a self-contained HTML report (inline SVG charts, no network):
@@ -44,11 +47,13 @@ def report(
     from trackgrade.report import render_report
 
     check_readable([file])
+    genre = checked_genre(genre)
+    references = load_references(reference)
     err = stderr_console()
     status = (err.status(f"Analyzing {file.name}…", spinner="dots")
               if err.is_terminal else nullcontext())
     with status:
-        analysis = analyze_path(file, mastering.value)
+        analysis = analyze_path(file, mastering.value, genre=genre, references=references)
     html = render_report(analysis)
     if out is not None and str(out) == "-":
         sys.stdout.write(html)

@@ -15,6 +15,7 @@ from trackgrade.grading.genres import (GENRES, LABELS, GenreGuess, band_similari
                                        tempo_fit)
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
+from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.grading.validate import open_key_for
 from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy, Frequency,
                               FrequencyBands, GenreResult, KeyAlternative, KeyResult, Mix, Scores,
@@ -125,14 +126,21 @@ class Judgement:
     pillars: dict            # name -> scores.Pillar
     penalties: dict          # headline defect penalties
     score: int
+    target: str              # genre.target: the detected family, the caller's genre, or "reference"
 
 
-def judge(f: Features, status: str) -> Judgement:
-    """Genre, the five pillars, the defect penalties and the headline."""
+def judge(f: Features, status: str, *, genre: str | None = None,
+          references: tuple[Reference, ...] = ()) -> Judgement:
+    """Genre, the five pillars, the defect penalties and the headline, against
+    the detected family, the caller's `genre` (a family or label key) or the
+    caller's reference tracks (which win over `genre` for what they measure)."""
     guess = detect_genre(bpm=f.rhythm.bpm, bands=f.spectrum.bands_pct,
                          tempo_salient=f.rhythm.tempo_salient, beat_strength=f.rhythm.beat_strength,
                          crest_db=f.dynamics.crest_factor_db, low_cut=S.low_cut_share(f))
-    profile = GENRES[guess.key]
+    profile = profile_for(genre) if genre is not None else GENRES[guess.key]
+    target = genre if genre is not None else guess.key
+    if references:
+        profile, target = reference_profile(profile, references), REFERENCE
     pillars = {"danceability": S.danceability(f, profile, guess.electronic),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
@@ -143,7 +151,7 @@ def judge(f: Features, status: str) -> Judgement:
                                    electronic=guess.is_electronic)
     score = S.headline({k: p.score for k, p in pillars.items()}, penalties,
                        danceable=profile["danceable"])
-    return Judgement(guess, profile, pillars, penalties, score)
+    return Judgement(guess, profile, pillars, penalties, score, target)
 
 
 def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
@@ -170,10 +178,13 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
         "genre_candidates": [{"key": k, "name": GENRES[k]["name"], "score": s}
                              for k, s in j.guess.candidates[:3]],
         "subgenre": _label_guess(j.guess.key, r.bpm, f.spectrum.bands_pct),
+        "target_name": j.profile["name"],
+        "references": list(j.profile.get("references", [])),
         "targets": {"loudness_lufs": j.profile["loudness_lufs"][status],
                     "true_peak_max_dbtp": TRUE_PEAK_MAX_DBTP[status],
                     "crest_db": j.profile["crest_db"], "lra_lu": j.profile["lra_lu"],
-                    "bpm_range": j.profile["bpm_range"], "structure": j.profile["structure"]},
+                    "bpm_range": j.profile["bpm_range"], "structure": j.profile["structure"],
+                    "width": j.profile.get("width")},
         "pillars": {"danceability": {"parts": p["danceability"].parts},
                     "mix_quality": {"penalties": p["mix_quality"].penalties},
                     "frequency_balance": {"band_delta_db": p["frequency_balance"].parts},
@@ -215,14 +226,16 @@ def _key(f: Features) -> KeyResult | None:
                                         for k in key.alternatives[:2]))
 
 
-def build_analysis(features: Features, *, file_name: str, mastering_status: str) -> Analysis:
-    """Scores, grade, genre, template diagnosis ("pending") and feedback."""
+def build_analysis(features: Features, *, file_name: str, mastering_status: str,
+                   genre: str | None = None, references: tuple[Reference, ...] = ()) -> Analysis:
+    """Scores, grade, genre, template diagnosis ("pending") and feedback,
+    against the detected family, `genre` or the `references` (see `judge`)."""
     from trackgrade.grading.diagnosis import template_diagnosis
     from trackgrade.grading.feedback import feedback_items
 
     status = check_mastering_status(mastering_status)
     f = features
-    j = judge(f, status)
+    j = judge(f, status, genre=genre, references=tuple(references))
     p = j.pillars
     duration = _num(f.duration_s, 2, 0.0)
     sections = _sections(f, duration)
@@ -236,7 +249,8 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str)
                     alternatives=tuple(TempoAlternative.from_reading(r)
                                        for r in f.rhythm.tempo_alternatives[:3])),
         key=_key(f),
-        genre=GenreResult(detected=j.guess.key, name=j.guess.name, confidence=j.guess.confidence),
+        genre=GenreResult(detected=j.guess.key, name=j.guess.name, confidence=j.guess.confidence,
+                          target=j.target),
         frequency=Frequency(bands=FrequencyBands.from_mapping(round_bands(f.spectrum.bands_pct)),
                             ideal=FrequencyBands.from_mapping(j.profile["ideal_bands"]),
                             centroid_hz=_num(f.spectrum.centroid_hz, 1, 0.0, 24000.0),

@@ -67,7 +67,19 @@ def target_name(a: Analysis) -> str:
     refs = a.extras.get("references") or []
     if refs:
         return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
-    return f"the {a.genre.name.lower()} ideal"
+    return f"the {a.extras.get('target_name', a.genre.name).lower()} ideal"
+
+
+def profile_name(a: Analysis) -> str:
+    """The name of the profile the scores used (lower case): "house", "deep house"."""
+    return a.extras.get("target_name", a.genre.name).lower()
+
+
+def as_target(a: Analysis, kind: str) -> str:
+    """"a house master", "your references" (for a loudness comparison)."""
+    if a.extras.get("references"):
+        return "your references"
+    return a_an(f"{profile_name(a)} {kind}")
 
 
 def _targets(a: Analysis) -> dict:
@@ -120,10 +132,10 @@ def loudness_verdict(a: Analysis) -> str:
     lufs = a.mix.loudness_lufs
     kind = "master" if a.mastering_status == "master" else "pre-master"
     if lufs < lo:
-        return f"{lo - lufs:.1f} LU quieter than {a_an(a.genre.name.lower())} {kind} ({lo:g} to {hi:g} LUFS)"
+        return f"{lo - lufs:.1f} LU quieter than {as_target(a, kind)} ({lo:g} to {hi:g} LUFS)"
     if lufs > hi:
-        return f"{lufs - hi:.1f} LU louder than {a_an(a.genre.name.lower())} {kind} should be ({lo:g} to {hi:g} LUFS)"
-    return f"within the {lo:g} to {hi:g} LUFS range for {a_an(a.genre.name.lower())} {kind}"
+        return f"{lufs - hi:.1f} LU louder than {as_target(a, kind)} ({lo:g} to {hi:g} LUFS)"
+    return f"within the {lo:g} to {hi:g} LUFS range of {as_target(a, kind)}"
 
 
 def mix_sentence(a: Analysis) -> str:
@@ -223,28 +235,30 @@ def _bands_text(a: Analysis) -> str:
 
 def _streaming_text(a: Analysis) -> str:
     lufs = a.mix.loudness_lufs
-    spotify = -14.0 - lufs
-    apple = -16.0 - lufs
-    apple = dict(L.STREAMING_LUFS)["Apple Music"] - lufs
-    if spotify < -0.5:
-        text = (f"Streaming: Spotify, YouTube, Tidal and Amazon Music normalise to -14 LUFS, so they "
-                f"will turn this {lufs:.1f} LUFS file down by {-spotify:.1f} dB; Apple Music "
-                f"(-16 LUFS) by {-apple:.1f} dB. Extra loudness buys nothing there, only lost punch.")
-    elif spotify > 0.5:
-        text = (f"Streaming: at {lufs:.1f} LUFS the file sits {spotify:.1f} dB under the -14 LUFS that "
-                f"Spotify, YouTube, Tidal and Amazon Music normalise to (Apple Music: -16 LUFS); "
-                f"Spotify only raises quiet tracks as far as the peaks allow, so it may play quieter "
-                f"than neighbouring tracks.")
+    norm = L.STREAMING_REFERENCE_LUFS
+    same = ", ".join(name for name, level in L.STREAMING_LUFS if level == norm)
+    others = [(name, level) for name, level in L.STREAMING_LUFS if level != norm]
+    gap = norm - lufs
+    if gap < -0.5:
+        text = (f"Streaming: {same} normalise to {norm:g} LUFS, so they will turn this {lufs:.1f} LUFS "
+                f"file down by {-gap:.1f} dB" + "".join(f"; {name} ({level:g} LUFS) by {lufs - level:.1f} dB"
+                                                       for name, level in others)
+                + ". Extra loudness buys nothing there, only lost punch.")
+    elif gap > 0.5:
+        text = (f"Streaming: at {lufs:.1f} LUFS the file sits {gap:.1f} dB under the {norm:g} LUFS that "
+                f"{same} normalise to" + "".join(f" ({name}: {level:g} LUFS)" for name, level in others)
+                + "; Spotify only raises quiet tracks as far as the peaks allow, so it may play "
+                "quieter than neighbouring tracks.")
     else:
-        text = (f"Streaming: at {lufs:.1f} LUFS it plays about as loud as the -14 LUFS that Spotify, "
-                f"YouTube, Tidal and Amazon Music normalise to (Apple Music turns it down "
-                f"{-apple:.1f} dB to -16 LUFS).")
+        text = (f"Streaming: at {lufs:.1f} LUFS it plays about as loud as the {norm:g} LUFS that "
+                f"{same} normalise to" + "".join(f" ({name} turns it down {lufs - level:.1f} dB to "
+                                                 f"{level:g} LUFS)" for name, level in others) + ".")
+    lo, hi = _targets(a)["loudness_lufs"]
     if a.mastering_status == "master":
-        lo, hi = _targets(a)["loudness_lufs"]
-        text += (f" Club {a.genre.name.lower()} masters usually sit between {lo:g} and {hi:g} LUFS "
-                 f"integrated; for DJ use that matters more than streaming.")
+        like = "your references" if a.extras.get("references") else f"{profile_name(a)} masters"
+        text += (f" The target for {like} is {lo:g} to {hi:g} LUFS integrated; for DJ use that "
+                 f"matters more than streaming.")
     else:
-        lo, hi = _targets(a)["loudness_lufs"]
         text += (f" As a pre-master it should keep its headroom: leave the loudness to the mastering "
                  f"stage ({lo:g} to {hi:g} LUFS, peaks below {_targets(a)['true_peak_max_dbtp']:g} dBTP, "
                  f"ideally {L.PRE_MASTER_IDEAL_PEAK_DBTP:g}).")
@@ -318,9 +332,9 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     b = a.danceability.breakdown
     t = _targets(a)
     lo, hi = t["bpm_range"]
-    tempo_note = (f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {a.genre.name.lower()}"
+    tempo_note = (f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {profile_name(a)}"
                   if lo <= a.tempo.bpm <= hi or lo <= a.tempo.bpm * 2 <= hi
-                  else f"{a.tempo.bpm:g} BPM is outside the usual {lo:g}-{hi:g} BPM of {a.genre.name.lower()}")
+                  else f"{a.tempo.bpm:g} BPM is outside the usual {lo:g}-{hi:g} BPM of {profile_name(a)}")
     dance_fixes = []
     pulse = a.extras.get("tempo_salient", True)
     if not pulse:

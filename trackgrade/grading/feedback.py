@@ -9,8 +9,8 @@ rhythm, structure, key, genre, file.
 from __future__ import annotations
 
 from trackgrade.grading import limits as L
-from trackgrade.grading.diagnosis import (_targets, a_an, band_advice, clock, not_electronic_text,
-                                          target_name)
+from trackgrade.grading.diagnosis import (_targets, a_an, as_target, band_advice, clock,
+                                          not_electronic_text, profile_name, target_name)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis, FeedbackItem
 
@@ -36,21 +36,21 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     t = _targets(a)
     lo, hi = t["loudness_lufs"]
     lufs = a.mix.loudness_lufs
-    genre = a.genre.name.lower()
+    norm = L.STREAMING_REFERENCE_LUFS
     if a.mastering_status == "master":
         if lufs < lo:
             return [(4 * (lo - lufs), FeedbackItem("warn" if lo - lufs > 2 else "tip", "loudness", (
-                f"At {lufs:.1f} LUFS the master is {lo - lufs:.1f} LU quieter than {genre} masters "
+                f"At {lufs:.1f} LUFS the master is {lo - lufs:.1f} LU quieter than {as_target(a, 'master')} "
                 f"({lo:g} to {hi:g} LUFS): raise the limiter input by about {lo - lufs:.1f} dB, "
                 f"keeping the ceiling at {t['true_peak_max_dbtp']:g} dBTP.")))]
         if lufs > hi:
             return [(5 * (lufs - hi), FeedbackItem("warn" if lufs - hi > 1.5 else "tip", "loudness", (
                 f"At {lufs:.1f} LUFS the master is pushed {lufs - hi:.1f} LU past {hi:g} LUFS: back "
-                f"the limiter off; streaming platforms turn it down to -14 LUFS anyway.")))]
+                f"the limiter off; streaming platforms turn it down to {norm:g} LUFS anyway.")))]
         return [(0.0, FeedbackItem("pass", "loudness", (
-            f"Integrated loudness {lufs:.1f} LUFS is on target for {a_an(genre)} master "
+            f"Integrated loudness {lufs:.1f} LUFS is on target for {as_target(a, 'master')} "
             f"({lo:g} to {hi:g} LUFS); streaming platforms will turn it down "
-            f"{max(lufs + 14, 0):.1f} dB to -14 LUFS.")))]
+            f"{max(lufs - norm, 0):.1f} dB to {norm:g} LUFS.")))]
     if lufs > hi:
         return [(4 * (lufs - hi), FeedbackItem("warn", "loudness", (
             f"At {lufs:.1f} LUFS this pre-master is already {lufs - hi:.1f} LU louder than "
@@ -161,11 +161,11 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         tol = BAND_TOLERANCE_DB[b]
         if change > 0:
             filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
-            text = (f"The {BAND_LABELS[b]} sits {d:+.1f} dB against {target} (normal: within "
-                    f"±{tol:g} dB): boost it by about {change:.0f} dB, or check for a {filt} filter "
+            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
+                    f"±{tol:g} dB): boost by about {change:.0f} dB, or check for a {filt} filter "
                     f"cutting it.")
         else:
-            text = (f"The {BAND_LABELS[b]} sits {d:+.1f} dB against {target} (normal: within "
+            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
                     f"±{tol:g} dB): cut about {-change:.0f} dB there with a broad EQ.")
         out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:
@@ -199,7 +199,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     bpm = a.tempo.bpm
     if not (lo <= bpm <= hi or lo <= bpm * 2 <= hi or lo <= bpm / 2 <= hi):
         out.append((8.0, FeedbackItem("tip", "rhythm", (
-            f"{bpm:g} BPM is outside the {lo:g}-{hi:g} BPM usual for {a.genre.name.lower()}: "
+            f"{bpm:g} BPM is outside the {lo:g}-{hi:g} BPM usual for {profile_name(a)}: "
             f"fine for an edit, but DJs will pitch it."))))
     if b.groove_clarity < 50:
         out.append((50 - b.groove_clarity, FeedbackItem("tip", "rhythm", (

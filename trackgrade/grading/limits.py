@@ -46,6 +46,7 @@ TRUE_PEAK_MAX_DBTP = {"master": -1.0, "pre-master": -3.0}
 PRE_MASTER_IDEAL_PEAK_DBTP = -6.0
 PRE_MASTER_LUFS = (-23.0, -14.0)
 PRE_MASTER_SEND_LUFS = -18.0
+STREAMING_REFERENCE_LUFS = -14.0     # Spotify, YouTube, Tidal, Amazon Music
 STREAMING_LUFS = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Amazon Music", -14.0),
                   ("Apple Music", -16.0))
 TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points

@@ -134,9 +134,12 @@ def lra_penalty(lra: float, profile: dict) -> float:
     return min(10.0, 3.0 * (lo - lra)) if lra < lo else min(10.0, 1.5 * (lra - hi)) if lra > hi else 0.0
 
 
-def stereo_penalties(f: Features) -> dict:
+def stereo_penalties(f: Features, profile: dict | None = None) -> dict:
     c, w = f.stereo.correlation, f.stereo.width
     out = {}
+    span = (profile or {}).get("width")          # reference tracks set a width range
+    if span and f.channels > 1 and not span[0] <= w <= span[1]:
+        out["width_vs_reference"] = min(10.0, 50.0 * (span[0] - w if w < span[0] else w - span[1]))
     if c < 0.0:
         out["phase"] = min(45.0, 25.0 + 25.0 * -c)
     elif c < L.PHASE_CORRELATION_LOW:
@@ -173,7 +176,7 @@ def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
         "crest": crest_penalty(f.dynamics.crest_factor_db, profile, status),
         "lra": lra_penalty(f.loudness.loudness_range_lu, profile),
         "hiss": hiss_penalty(f),
-        **stereo_penalties(f),
+        **stereo_penalties(f, profile),
     }
     pens = {k: round(float(v), 1) for k, v in pens.items() if round(float(v), 1) > 0}
     return Pillar(int(round(np.clip(100.0 - sum(pens.values()), 0, 100))), {}, pens)

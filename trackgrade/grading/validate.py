@@ -179,9 +179,10 @@ def _scored(c: _Checker, doc: dict) -> None:
             for i, alt in enumerate(alts):
                 if c.obj(alt, f"key.alternatives[{i}]", KEY_FIELDS):
                     _key_reading(c, alt, f"key.alternatives[{i}]")
-    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence")):
+    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence", "target")):
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
+        c.string(g["target"], "genre.target", (*genre_keys, "reference"))
         if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)

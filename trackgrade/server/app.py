@@ -127,6 +127,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
                         test_executor=test_executor, lifecycle=lifecycle,
                         window=MinuteWindow(clock),
                         webhooks=build_dispatcher(settings, store, clock, sender))
+    lifecycle.on_event = ctx.webhooks.kick
 
     app = Flask("trackgrade.server", static_folder=None)
     app.request_class = InMemoryRequest

@@ -67,6 +67,7 @@ class Submission:
     file_name: str
     mastering_status: str
     external_id: str | None
+    genre: str | None = None         # grade against this profile (a key of GET /genres)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class Lifecycle:
         # this process creates uploads), so sweeping never scans the store
         self._deadlines: dict[str, float] | None = None
         self._deadline_lock = threading.Lock()
+        self.on_event: Callable[[], None] | None = None   # e.g. the webhook dispatcher's kick
 
     # --- create --------------------------------------------------------------
 
@@ -160,7 +162,7 @@ class Lifecycle:
             "livemode": caller.livemode, "created_at": isoformat(self.clock.now()),
             "status": "processing", "diagnosis_status": "pending",
             "external_id": sub.external_id, "file_name": sub.file_name,
-            "mastering_status": sub.mastering_status, "completed_at": None,
+            "mastering_status": sub.mastering_status, "genre": sub.genre, "completed_at": None,
             "phase": "awaiting_upload", "upload_token_hash": token_hash(token),
             "upload_expires_at": now + self.upload_ttl, "credit_spent": False,
             "embed": False, "error": None,
@@ -291,6 +293,8 @@ class Lifecycle:
     def _event(self, txn: Txn, event_type: str, row: dict, data: dict) -> None:
         txn.put("events", new_event(event_type, data, account_id=row["account_id"],
                                     livemode=row["livemode"], created=self.clock.time()))
+        if self.on_event is not None:       # the dispatcher reads once this commits
+            self.on_event()
 
     # --- bookkeeping, recovery, sweeping ---------------------------------------------
 

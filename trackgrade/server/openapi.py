@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from trackgrade.engine.features import TEMPO_RELATIONS
 from trackgrade.errors import ERROR_CODES
+from trackgrade.grading.grade import GRADE_TABLE
+from trackgrade.grading.genres import GENRES
+from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.grading.targets import REFERENCE
 
 VERSION = "1.0.0"
 AUTH_CODES = ("invalid_api_key", "not_eligible", "rate_limited", "service_unavailable")
@@ -57,11 +61,11 @@ def schemas() -> dict:
         "status": {"enum": ["processing", "complete", "failed"]},
         "diagnosis_status": {"enum": ["pending", "ready"]}, "livemode": {"type": "boolean"},
         "external_id": _NSTR, "file_name": _STR,
-        "mastering_status": {"enum": ["pre-master", "master"]},
+        "mastering_status": {"enum": list(MASTERING_STATUSES)},
         "created_at": _DT, "completed_at": {"type": ["string", "null"], "format": "date-time"},
         "duration_seconds": _NUM, "score": _SCORE,
-        "grade": _obj({"letter": {"enum": ["A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-",
-                                           "D+", "D", "D-", "F"]}, "label": _STR}),
+        "grade": _obj({"letter": {"enum": [letter for _, letter, _ in GRADE_TABLE]},
+                       "label": _STR}),
         "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
                                             "frequency_balance", "energy", "structure")}),
         "tempo": _obj({"bpm": _NUM, "regularity": _NUM, "confidence": _NUM,
@@ -70,7 +74,9 @@ def schemas() -> dict:
                            "confidence": _NUM})}}),
         "key": {"oneOf": [_obj({**key_reading, "alternatives": {
             "type": "array", "maxItems": 2, "items": _obj(key_reading)}}), {"type": "null"}]},
-        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM}),
+        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM,
+                       "target": {"enum": [*GENRES, REFERENCE],
+                                  "description": "the profile the scores were computed against"}}),
         "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
                            "centroid_hz": _NUM, "score": _SCORE}),
         "mix": _obj({**{k: _NUM for k in ("loudness_lufs", "dynamic_range_db",
@@ -102,8 +108,12 @@ def schemas() -> dict:
                            "only when status is failed."},
         "AnalysisCreate": {**_obj({"file_name": {"type": "string", "minLength": 1,
                                                  "maxLength": 255},
-                                   "mastering_status": {"enum": ["pre-master", "master"],
+                                   "mastering_status": {"enum": list(MASTERING_STATUSES),
                                                         "default": "pre-master"},
+                                   "genre": {"type": ["string", "null"], "enum": [*GENRES, None],
+                                             "description": "grade against this profile (a key "
+                                                            "of GET /genres) instead of the "
+                                                            "detected family"},
                                    "external_id": {"type": ["string", "null"],
                                                    "maxLength": 255}}, ("file_name",)),
                            "additionalProperties": False},
@@ -132,6 +142,15 @@ def schemas() -> dict:
                              ("key", "name", "bpm_range", "ideal_bands")),
         "GenreList": _obj({"object": {"const": "list"},
                            "data": {"type": "array", "items": _ref("GenreProfile")}}),
+        "Account": _obj({"object": {"const": "account"}, "id": _STR,
+                         "plan": {"enum": ["free", "pro", "studio", "partner"]},
+                         "billing": {"enum": ["credits", "comp", "metered"]},
+                         "livemode": {"type": "boolean"},
+                         "credits_remaining": {"type": ["integer", "null"], "minimum": 0},
+                         "limits": _obj({"rate_per_minute": _int(1), "in_flight": _int(1),
+                                         "daily_quota": {"type": ["integer", "null"],
+                                                         "minimum": 0}}),
+                         "usage": _obj({"today": _int(0), "in_flight": _int(0)})}),
         "UploadReceived": _obj({"object": {"const": "upload"}, "analysis_id": _UUID,
                                 "status": {"const": "processing"},
                                 "bytes_received": _int(0)}),
@@ -254,6 +273,9 @@ def paths() -> dict:
         "/genres": {"get": _op("listGenres", "The genre profiles",
                                ("200", _json(_ref("GenreList"), "11 families, then labels")),
                                ("parameter_unknown",), headers=_RATE_HEADERS)},
+        "/account": {"get": _op("getAccount", "The calling key's account, limits and usage",
+                                ("200", _json(_ref("Account"), "the account")),
+                                ("parameter_unknown",), headers=_RATE_HEADERS)},
         "/embed/{analysis_id}": {"get": _op(
             "embedBadge", "Public score badge (HTML/SVG)",
             ("200", {"description": "the badge", "content": {"text/html": {"schema": _STR}}}),

@@ -49,6 +49,7 @@ class Job:
     mastering_status: str
     data: bytes = field(repr=False, default=b"")
     test_mode: bool = False
+    genre: str | None = None          # grade against this profile (None: the detected family)
 
 
 class Sink(Protocol):
@@ -79,12 +80,14 @@ def _guard(fn: Callable[[], object]) -> Outcome:
         return ("error", "engine_error", f"the analysis engine failed ({type(exc).__name__})")
 
 
-def score_stage(data: bytes, file_name: str, mastering_status: str) -> Outcome:
+def score_stage(data: bytes, file_name: str, mastering_status: str,
+                genre: str | None = None) -> Outcome:
     """bytes -> graded Analysis (template diagnosis)."""
     from trackgrade import pipeline
 
     return _guard(lambda: pipeline.grade(pipeline.measure(data, file_name=file_name),
-                                         file_name=file_name, mastering_status=mastering_status))
+                                         file_name=file_name, mastering_status=mastering_status,
+                                         genre=genre))
 
 
 def enhance_stage(analysis: Analysis) -> Outcome:
@@ -94,7 +97,8 @@ def enhance_stage(analysis: Analysis) -> Outcome:
     return _guard(lambda: pipeline.enhance(analysis))
 
 
-def canned_score_stage(data: bytes, file_name: str, mastering_status: str) -> Outcome:
+def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
+                       genre: str | None = None) -> Outcome:
     """Test mode: the canned analysis (bytes never decoded), or the `_fail_<code>`."""
     from trackgrade import testmode
 
@@ -103,7 +107,7 @@ def canned_score_stage(data: bytes, file_name: str, mastering_status: str) -> Ou
         if code is not None:
             raise TrackgradeError(code, testmode.FAILURE_MESSAGES.get(
                 code, f"test mode: {file_name!r} asks to fail with {code}"))
-        return testmode.canned_analysis(file_name, mastering_status)
+        return testmode.canned_analysis(file_name, mastering_status, genre)
     return _guard(run)
 
 
@@ -149,7 +153,8 @@ class _PoolExecutor:
         first = canned_score_stage if job.test_mode else score_stage
         second = enhance_stage          # the narrative never touches audio: one stage for both
         try:
-            future = self._pool().submit(first, job.data, job.file_name, job.mastering_status)
+            future = self._pool().submit(first, job.data, job.file_name, job.mastering_status,
+                                         job.genre)
         except Exception:
             self._release()
             raise TrackgradeError("engine_at_capacity", "the analysis engine is restarting; "

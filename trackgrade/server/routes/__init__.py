@@ -6,7 +6,7 @@ PREFIX = "/v1"
 
 
 def register(app, ctx) -> None:
-    from trackgrade.server.routes import analyses, embed, genres, openapi, uploads
+    from trackgrade.server.routes import account, analyses, embed, genres, openapi, uploads
 
-    for module in (analyses, uploads, genres, embed, openapi):
+    for module in (analyses, uploads, genres, embed, openapi, account):
         app.register_blueprint(module.blueprint(ctx), url_prefix=PREFIX)

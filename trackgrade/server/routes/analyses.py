@@ -9,6 +9,8 @@ import os
 from flask import Blueprint, request
 
 from trackgrade.errors import TrackgradeError
+from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.grading.targets import check_genre
 from trackgrade.server import documents, idempotency
 from trackgrade.server.envelope import current_request_id, json_response, raw_json_response
 from trackgrade.server.lifecycle import Caller, Submission
@@ -17,8 +19,7 @@ from trackgrade.server.routes.common import (
     single_query,
 )
 
-BODY_FIELDS = ("file_name", "mastering_status", "external_id")
-MASTERING_STATUSES = ("pre-master", "master")
+BODY_FIELDS = ("file_name", "mastering_status", "external_id", "genre")
 MAX_NAME = 255
 MAX_EXTERNAL_ID = 255
 # Extensions of formats the service certainly cannot take; anything else
@@ -64,7 +65,11 @@ def parse_submission(body: dict) -> Submission:
             raise TrackgradeError("parameter_invalid", f"external_id may be at most "
                                   f"{MAX_EXTERNAL_ID} characters (given {len(external_id)})",
                                   param="external_id")
-    return Submission(file_name=file_name, mastering_status=mastering, external_id=external_id)
+    genre = body.get("genre")
+    if genre is not None:
+        check_genre(genre)
+    return Submission(file_name=file_name, mastering_status=mastering, external_id=external_id,
+                      genre=genre)
 
 
 def parse_limit(raw: str | None) -> int:

@@ -115,12 +115,22 @@ class Dispatcher:
             self._wake.clear()
 
     def pump(self) -> int:
-        """One round of the loop; returns how many attempts it started."""
-        self._record(self._drain())
+        """One round of the loop: record finished attempts and claim new
+        ones in one transaction; returns how many attempts it started."""
+        finished = self._drain()
+        for job, _ in finished:
+            left = self._busy.get(job.webhook_id, 1) - 1
+            if left > 0:
+                self._busy[job.webhook_id] = left
+            else:
+                self._busy.pop(job.webhook_id, None)
         now = self.clock.time()
-        room = self._room()
         total = self.options.concurrency - sum(self._busy.values())
-        jobs = state.claim_due(self.store, now, room, total=total) if total > 0 else []
+        outcomes, jobs = state.settle_and_claim(
+            self.store, finished, now, self._room(), total=max(0, total),
+            schedule=self.options.schedule, rng=self.rng)
+        for outcome in outcomes:
+            _log(outcome)
         for job in jobs:
             self._busy[job.webhook_id] = self._busy.get(job.webhook_id, 0) + 1
             self._pool.submit(self._attempt, job)
@@ -156,21 +166,6 @@ class Dispatcher:
                 finished.append(self._done.get_nowait())
             except queue.Empty:
                 return finished
-
-    def _record(self, finished: list) -> list[state.Outcome]:
-        if not finished:
-            return []
-        for job, _ in finished:
-            left = self._busy.get(job.webhook_id, 1) - 1
-            if left > 0:
-                self._busy[job.webhook_id] = left
-            else:
-                self._busy.pop(job.webhook_id, None)
-        outcomes = state.record_results(self.store, finished, self.clock.time(),
-                                        self.options.schedule, self.rng)
-        for outcome in outcomes:
-            _log(outcome)
-        return outcomes
 
     # --- driven by tests (FixedClock) --------------------------------------------------------
 

@@ -98,33 +98,60 @@ def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
     """Fan out new events, then claim up to `room[endpoint id]` due
     deliveries per enabled endpoint and `total` in all, in one transaction.
     Endpoints missing from `room` get `room.get(None, 0)`."""
-    endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)]
-    jobs: list[Job] = []
+    return settle_and_claim(store, (), now, room, total=total, lease=lease)[1]
+
+
+def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], now: float,
+                     room: dict[str, int], *, total: int, lease: float = LEASE_S,
+                     schedule: tuple[float, ...] = (), rng: random.Random | None = None,
+                     ) -> tuple[list[Outcome], list[Job]]:
+    """`record_results` for `finished`, then `claim_due`, in ONE transaction
+    (one journal write per round of the dispatcher instead of two)."""
+    finished = list(finished)
+    endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)
+                 and min(room.get(e["id"], room.get(None, 0)), total) > 0]
+    if not finished and not _anything_due(store, now, endpoints):
+        return [], []           # the idle poll: reads only, no transaction
     with store.transaction() as txn:
+        outcomes = _record_in(txn, finished, now, schedule, rng or random.Random())
         fan_out(txn, now)
-        bodies: dict[str, bytes] = {}
-        for endpoint in endpoints:
-            free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
-            if free <= 0:
-                continue
-            secrets = signing_secrets(endpoint, now)
-            for row in txn.select("deliveries.due", (endpoint["id"],), limit=free,
-                                  upto=(now,)):
-                body = bodies.get(row["event_id"])
-                if body is None:
-                    event = txn.get("events", row["event_id"])
-                    if event is None:           # pruned under it: nothing to send
-                        row["state"] = "cancelled"
-                        txn.put("deliveries", row)
-                        continue
-                    body = bodies[row["event_id"]] = event_body(event)
-                row["attempts"] = int(row["attempts"]) + 1
-                row.update(lease_until=now + lease, next_attempt_at=now + lease,
-                           last_attempt_at=now)
-                txn.put("deliveries", row)
-                jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
-                                secrets, body, row["attempts"]))
+        jobs = _claim_in(txn, now, endpoints, room, total, lease)
+    return outcomes, jobs
+
+
+def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: int,
+              lease: float) -> list[Job]:
+    jobs: list[Job] = []
+    bodies: dict[str, bytes] = {}
+    for endpoint in endpoints:
+        free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
+        if free <= 0:
+            continue
+        secrets = signing_secrets(endpoint, now)
+        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,)):
+            body = bodies.get(row["event_id"])
+            if body is None:
+                event = txn.get("events", row["event_id"])
+                if event is None:           # pruned under it: nothing to send
+                    row["state"] = "cancelled"
+                    txn.put("deliveries", row)
+                    continue
+                body = bodies[row["event_id"]] = event_body(event)
+            row["attempts"] = int(row["attempts"]) + 1
+            row.update(lease_until=now + lease, next_attempt_at=now + lease,
+                       last_attempt_at=now)
+            txn.put("deliveries", row)
+            jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
+                            secrets, body, row["attempts"]))
     return jobs
+
+
+def _anything_due(store: Store, now: float, endpoints: list[dict]) -> bool:
+    if store.count("events.pending") and store.select("events.pending", limit=1,
+                                                      upto=(now,)):
+        return True
+    return any(store.select("deliveries.due", (endpoint["id"],), limit=1, upto=(now,))
+               for endpoint in endpoints)
 
 
 @dataclass(frozen=True)
@@ -139,30 +166,38 @@ def record_results(store: Store, results: Iterable[tuple[Job, SendResult]], now:
                    schedule: tuple[float, ...], rng: random.Random) -> list[Outcome]:
     """Write a batch of attempt outcomes in one transaction (see the module
     docstring); a 410 disables the endpoint and cancels its other deliveries."""
-    outcomes = []
     with store.transaction() as txn:
-        for job, result in results:
-            row = txn.get("deliveries", job.delivery_id)
-            if row is None or row["state"] != "pending" or row["attempts"] != job.attempt:
-                continue                        # lease lost: someone else owns the row now
-            row.update(lease_until=None, last_status=result.status, last_error=result.error)
-            if result.acknowledged:
-                row.update(state="delivered", delivered_at=now)
-            elif result.status == 410:
+        return _record_in(txn, results, now, schedule, rng)
+
+
+def _record_in(txn: Txn, results: Iterable[tuple[Job, SendResult]], now: float,
+               schedule: tuple[float, ...], rng: random.Random) -> list[Outcome]:
+    outcomes = []
+    latest: dict[str, SendResult] = {}
+    for job, result in results:
+        row = txn.get("deliveries", job.delivery_id)
+        if row is None or row["state"] != "pending" or row["attempts"] != job.attempt:
+            continue                        # lease lost: someone else owns the row now
+        row.update(lease_until=None, last_status=result.status, last_error=result.error)
+        if result.acknowledged:
+            row.update(state="delivered", delivered_at=now)
+        elif result.status == 410:
+            row["state"] = "failed"
+        else:
+            wait = next_wait(row["attempts"], schedule, rng, status=result.status,
+                             retry_after=result.retry_after)
+            if wait is None:
                 row["state"] = "failed"
             else:
-                wait = next_wait(row["attempts"], schedule, rng, status=result.status,
-                                 retry_after=result.retry_after)
-                if wait is None:
-                    row["state"] = "failed"
-                else:
-                    row["next_attempt_at"] = now + wait
-            txn.put("deliveries", row)
-            _note_on_endpoint(txn, job.webhook_id, now, result)
-            if result.status == 410:
-                disable_endpoint(txn, job.webhook_id, now, "the endpoint answered 410 Gone")
-            outcomes.append(Outcome(job, result, row["state"],
-                                    row["next_attempt_at"] if row["state"] == "pending" else None))
+                row["next_attempt_at"] = now + wait
+        txn.put("deliveries", row)
+        latest[job.webhook_id] = result
+        if result.status == 410:
+            disable_endpoint(txn, job.webhook_id, now, "the endpoint answered 410 Gone")
+        outcomes.append(Outcome(job, result, row["state"],
+                                row["next_attempt_at"] if row["state"] == "pending" else None))
+    for webhook_id, result in latest.items():        # one write per endpoint per batch
+        _note_on_endpoint(txn, webhook_id, now, result)
     return outcomes
 
 

@@ -1,0 +1,194 @@
+"""`trackgrade remote …` and `trackgrade batch --remote` against a real
+`trackgrade serve` process on loopback: every command, its JSON, its errors
+(one line with the envelope's code and request id; exit codes of CONTRACT.md
+section 2), and a remote analysis drawn exactly like a local one."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+
+import pytest
+from served import Served, credits, free_port, make_key
+from server_harness import wav_bytes
+from truth import render_specs
+from typer.testing import CliRunner
+
+from trackgrade.cli import app
+from trackgrade.cli.batch import CSV_COLUMNS
+
+TRACKS = [{"name": f"remote_{i}", "style": style, "bpm": bpm, "seconds": 6, "seed": 40 + i}
+          for i, (style, bpm) in enumerate((("techno", 130), ("house", 124), ("trance", 138)))]
+
+
+@pytest.fixture(scope="module")
+def tracks():
+    folder, truth = render_specs(TRACKS)
+    return [folder / t["file"] for t in truth]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    data = tmp_path_factory.mktemp("remote-data")
+    keys = {"test": make_key(data, "test")[0]}
+    keys["live"], keys["live_account"] = make_key(data, "live", credits=20)
+    server = Served(data, "--workers", "1")
+    server.keys = keys
+    yield server
+    server.stop()
+
+
+def run(served, *args, key="test", env=None):
+    runner = CliRunner()
+    environment = {"TRACKGRADE_BASE_URL": served.url,
+                   "TRACKGRADE_API_KEY": served.keys[key] if key else "", "COLUMNS": "100",
+                   **(env or {})}
+    return runner.invoke(app, list(args), env=environment)
+
+
+def test_account_human_and_json(served):
+    shown = run(served, "remote", "account")
+    assert shown.exit_code == 0, shown.output
+    assert "no daily quota" in shown.stdout and "20 per minute" not in shown.stdout
+    doc = json.loads(run(served, "remote", "account", "--json").stdout)
+    assert doc["object"] == "account" and doc["livemode"] is False
+    assert doc["limits"]["in_flight"] == 20
+
+
+def test_analyze_without_wait_then_status_get_list(served, tmp_path):
+    track = tmp_path / "idea.wav"
+    track.write_bytes(wav_bytes(2))
+    submitted = run(served, "remote", "analyze", str(track), "--json")
+    assert submitted.exit_code == 0, submitted.output
+    accepted = json.loads(submitted.stdout)
+    assert accepted["status"] == "processing" and "upload" not in accepted
+    human = run(served, "remote", "analyze", str(track))
+    assert "submitted idea.wav as " in human.stdout and "remote status" in human.stdout
+    status = run(served, "remote", "status", accepted["id"])
+    assert status.exit_code == 0 and accepted["id"] in status.stdout
+    from trackgrade.client import Client
+    Client(served.keys["test"], served.url).analyses.wait(accepted["id"], timeout=30,
+                                                           poll_interval=0.1)
+    doc = json.loads(run(served, "remote", "get", accepted["id"], "--json").stdout)
+    assert doc["status"] == "complete" and doc["file_name"] == "idea.wav"
+    listed = run(served, "remote", "list", "--json", "--limit", "0")
+    assert accepted["id"] in [d["id"] for d in json.loads(listed.stdout)]
+    table = run(served, "remote", "list", "--limit", "2")
+    assert table.exit_code == 0 and "Analyses (2" in table.stdout
+
+
+def test_remote_analysis_looks_exactly_like_a_local_one(served, tracks):
+    """The live engine behind the server and the local engine give the same
+    document, and the same renderer draws it: the screens match line by line
+    up to the diagnosis (whose narrative may be ready remotely). The one
+    local-only detail is the nearest label-layer profile ("closest to …"),
+    which the local run keeps outside the Analysis document (its extras)."""
+    remote = run(served, "remote", "analyze", str(tracks[0]), "--wait", key="live")
+    local = run(served, "analyze", str(tracks[0]), key=None)
+    assert remote.exit_code == 0 and local.exit_code == 0, remote.output + local.output
+
+    remote_lines = remote.stdout.split("Diagnosis")[0].splitlines()
+    local_lines = local.stdout.split("Diagnosis")[0].splitlines()
+    assert len(remote_lines) == len(local_lines) > 20
+    assert any("Tonal balance vs" in line for line in remote_lines)
+    for mine, theirs in zip(remote_lines, local_lines):
+        if "│  Genre" in theirs:
+            squeeze = lambda line: " ".join(re.sub(r"closest to .*?   ", "", line).split())  # noqa: E731,E501
+            assert squeeze(mine) == squeeze(theirs)
+        else:
+            assert mine == theirs
+
+
+def test_wait_json_is_the_server_document(served, tracks):
+    shown = run(served, "remote", "analyze", str(tracks[1]), "--wait", "--json",
+                "--mastering", "master", key="live")
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.stdout)
+    assert doc["object"] == "analysis" and doc["status"] == "complete"
+    assert doc["mastering_status"] == "master" and doc["livemode"] is True
+
+
+def test_failed_analysis_exits_1_with_one_line(served, tmp_path):
+    track = tmp_path / "kick_fail_engine_error.wav"
+    track.write_bytes(wav_bytes(2))
+    shown = run(served, "remote", "analyze", str(track), "--wait")
+    assert shown.exit_code == 1
+    line = shown.stderr.strip()
+    assert "\n" not in line and "failed" in line and "code engine_error" in line
+
+
+@pytest.mark.parametrize("args, code, exit_code", [
+    (("remote", "get", "00000000-0000-4000-8000-000000000000"), "not_found", 2),
+    (("remote", "account", "--key", "svc_live_" + "x" * 43), "invalid_api_key", 2),
+    (("remote", "list", "--limit", "5"), None, 0),
+])
+def test_errors_are_one_line_with_code_and_request_id(served, args, code, exit_code):
+    shown = run(served, *args)
+    assert shown.exit_code == exit_code, shown.output
+    if code:
+        line = shown.stderr.strip()
+        assert "\n" not in line and line.startswith("trackgrade: ")
+        assert f"code {code}" in line and "request req_" in line
+        assert "Traceback" not in shown.output
+
+
+def test_unreachable_server_and_missing_key(served, tmp_path):
+    down = run(served, "remote", "account", "--base-url", f"http://127.0.0.1:{free_port()}",
+               env={"TRACKGRADE_API_KEY": "svc_test_x"})
+    assert down.exit_code == 1 and "connection refused" in down.stderr
+    assert down.stderr.count("\n") == 1
+    missing = run(served, "remote", "account", key=None)
+    assert missing.exit_code == 2 and "no API key" in missing.stderr
+
+
+def test_genre_is_sent_and_graded_against(served, tmp_path):
+    track = tmp_path / "g.wav"
+    track.write_bytes(wav_bytes(2))
+    shown = run(served, "remote", "analyze", str(track), "--genre", "drum_and_bass", "--wait",
+                "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["genre"]["target"] == "drum_and_bass"
+    unknown = run(served, "remote", "analyze", str(track), "--genre", "polka")
+    assert unknown.exit_code == 2
+    assert "code parameter_invalid, param genre" in unknown.stderr
+
+
+def test_batch_remote_writes_the_same_results_file(served, tmp_path):
+    folder = tmp_path / "promos"
+    folder.mkdir()
+    for name in ("a.wav", "b.wav", "c_fail_unprocessable_audio.wav"):
+        (folder / name).write_bytes(wav_bytes(2) + name.encode())   # distinct bytes
+    out = tmp_path / "grades.csv"
+    shown = run(served, "batch", str(folder), "--remote", "--out", str(out))
+    assert shown.exit_code == 1, shown.output         # one failed file
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    by_name = {r["path"].rsplit("/", 1)[1]: r for r in rows}
+    assert by_name["a.wav"]["status"] == "ok" and by_name["a.wav"]["grade"]
+    failed = by_name["c_fail_unprocessable_audio.wav"]
+    assert failed["status"] == "failed" and failed["error_code"] == "unprocessable_audio"
+    assert "Batch summary" in shown.stdout
+    again = run(served, "batch", str(folder / "a.wav"), "--remote", "--json")
+    doc = json.loads(again.stdout)
+    assert doc["summary"]["ok"] == 1 and doc["results"][0]["score"] == int(by_name["a.wav"]
+                                                                           ["score"])
+
+
+def test_batch_remote_bad_key_is_one_line_before_any_file(served, tmp_path):
+    track = tmp_path / "x.wav"
+    track.write_bytes(wav_bytes(2))
+    shown = run(served, "batch", str(track), "--remote", "--key", "svc_test_" + "y" * 43)
+    assert shown.exit_code == 2 and "code invalid_api_key" in shown.stderr
+
+
+def test_batch_remote_copies_of_one_file_under_two_names(served, tmp_path, tracks):
+    folder = tmp_path / "dupes"
+    folder.mkdir()
+    shutil.copyfile(tracks[2], folder / "one.wav")
+    shutil.copyfile(tracks[2], folder / "two.wav")
+    shown = run(served, "batch", str(folder), "--remote", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert [r["status"] for r in json.loads(shown.stdout)["results"]] == ["ok", "ok"]

@@ -1,0 +1,206 @@
+"""`trackgrade remote …`: drive a trackgrade instance through `trackgrade.client`.
+
+`--base-url` / `--key` default to `TRACKGRADE_BASE_URL` / `TRACKGRADE_API_KEY`.
+A complete analysis is drawn by the same renderer as `trackgrade analyze`
+(`cli/render.py`), so a remote analysis looks exactly like a local one;
+`--json` prints the server's document. An API error is one line on stderr
+with the envelope's code and request id (the error boundary in
+`cli/errors.py`); a failed analysis exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+                                    check_readable, stderr_console, stdout_console)
+from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
+from trackgrade.errors import TrackgradeError
+
+app = typer.Typer(name="remote", no_args_is_help=True, add_completion=False,
+                  help="Analyze and read analyses on a trackgrade instance (its HTTP API).")
+
+BaseUrlOption = Annotated[Optional[str], typer.Option(
+    "--base-url", envvar="TRACKGRADE_BASE_URL", show_envvar=True,
+    help="The instance, e.g. http://127.0.0.1:8080 (default: TRACKGRADE_BASE_URL, "
+         "else http://127.0.0.1:8080).", show_default=False)]
+KeyOption = Annotated[Optional[str], typer.Option(
+    "--key", envvar="TRACKGRADE_API_KEY", show_envvar=True,
+    help="API key svc_live_… or svc_test_… (default: TRACKGRADE_API_KEY).",
+    show_default=False)]
+TimeoutOption = Annotated[float, typer.Option(
+    "--timeout", min=1, help="With --wait: give up after this many seconds.")]
+
+
+def make_client(base_url: str | None, key: str | None, **options: Any):
+    """A `Client` for the command line; a missing key is a usage error."""
+    from trackgrade.client import Client
+
+    if not key:
+        raise TrackgradeError("parameter_missing", "no API key: pass --key or set "
+                              "TRACKGRADE_API_KEY", param="key")
+    try:
+        return Client(key, base_url, **options)
+    except ValueError as exc:
+        raise TrackgradeError("parameter_invalid", str(exc), param="base_url") from None
+
+
+def dump(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def failure_line(doc: dict) -> str:
+    error = doc.get("error") or {}
+    return (f"analysis {doc['id']} ({doc.get('file_name')}) failed: "
+            f"{error.get('message', 'no reason given')} (code {error.get('code')})")
+
+
+def show_analysis(doc: dict, as_json: bool) -> int:
+    """Print one server document; the exit code (1 for a failed analysis)."""
+    if as_json:
+        dump(doc)
+    if doc["status"] == "failed":
+        print_error(failure_line(doc))
+        return EXIT_BAD
+    if as_json:
+        return EXIT_OK
+    if doc["status"] != "complete":
+        stdout_console().print(status_line(doc))
+        return EXIT_OK
+    from trackgrade.cli.render import render_analysis
+    from trackgrade.model import analysis_from_dict
+
+    try:
+        analysis = analysis_from_dict(doc)
+    except (KeyError, TypeError, ValueError) as exc:   # a server newer or older than us
+        print_error(f"cannot draw this analysis ({type(exc).__name__}: {exc}); printing its JSON")
+        dump(doc)
+        return EXIT_OK
+    stdout_console().print(render_analysis(analysis))
+    return EXIT_OK
+
+
+def status_line(doc: dict) -> str:
+    return (f"{doc['id']}  {doc['status']}  diagnosis {doc.get('diagnosis_status')}"
+            + (f"  {doc['file_name']}" if doc.get("file_name") else ""))
+
+
+@app.command("analyze")
+def remote_analyze(
+    file: Annotated[Path, typer.Argument(help="Audio file (WAV, AIFF, FLAC, MP3).",
+                                         show_default=False)],
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    mastering: MasteringOption = Mastering.pre_master,
+    genre: GenreOption = None,
+    external_id: Annotated[Optional[str], typer.Option(
+        "--external-id", help="Your own reference, echoed back on the analysis.",
+        show_default=False)] = None,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="Poll until the analysis is complete and show it.")] = False,
+    timeout: TimeoutOption = 600.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Submit and upload a file to an instance; with --wait, poll until it is complete and
+    show it like `trackgrade analyze` does. Without --wait, print the accepted analysis."""
+    check_readable([file])
+    data = read_input_file(file)
+    client = make_client(base_url, key)
+    err = stderr_console()
+    with err.status(f"Uploading {file.name}…", spinner="dots") if err.is_terminal \
+            else _quiet():
+        accepted = client.analyses.create(data, file_name=file.name,
+                                          mastering_status=mastering.value,
+                                          external_id=external_id, genre=genre)
+    if not wait:
+        shown = {k: v for k, v in accepted.items() if k != "upload"}
+        if as_json:
+            dump(shown)
+        else:
+            credits = accepted.get("credits_remaining")
+            stdout_console().print(
+                f"submitted {file.name} as {accepted['id']} (processing)"
+                + (f"; {credits} credits left" if credits is not None else "")
+                + f"\nfollow it with: trackgrade remote status {accepted['id']}")
+        return
+    with err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal \
+            else _quiet():
+        doc = client.analyses.wait(accepted["id"], timeout=timeout)
+    raise typer.Exit(show_analysis(doc, as_json))
+
+
+@app.command("get")
+def remote_get(
+    analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one analysis (drawn like `trackgrade analyze` once complete)."""
+    doc = make_client(base_url, key).analyses.get(analysis_id)
+    raise typer.Exit(show_analysis(doc, as_json))
+
+
+@app.command("status")
+def remote_status(
+    analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show an analysis's state: processing, complete or failed, and its diagnosis status."""
+    doc = make_client(base_url, key).analyses.status(analysis_id)
+    if as_json:
+        dump(doc)
+    else:
+        stdout_console().print(status_line(doc))
+
+
+@app.command("list")
+def remote_list(
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    limit: Annotated[int, typer.Option(
+        "--limit", min=0, help="Show at most this many, newest first (0: all).")] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """List the key's analyses, newest first (pages through the API as needed)."""
+    client = make_client(base_url, key)
+    docs = list(client.analyses.list(limit=limit or None,
+                                     page_size=min(100, limit) if limit else 100))
+    if as_json:
+        dump(docs)
+        return
+    from trackgrade.cli.render import remote_list_table
+
+    stdout_console().print(remote_list_table(docs))
+
+
+@app.command("account")
+def remote_account(
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show the key's account: plan, billing, credits, limits and today's usage."""
+    doc = make_client(base_url, key).account()
+    if as_json:
+        dump(doc)
+        return
+    from trackgrade.cli.render import account_table
+
+    stdout_console().print(account_table(doc))
+
+
+class _quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,172 @@
+"""`trackgrade batch PATH… --remote`: grade through an instance instead of here.
+
+Rows, the results file, the progress bar and the summary are batch's own
+(`cli/batch.py`); this module only supplies the runner that turns each file
+into (row, Analysis document), with the same signature as `run_in_pool`.
+
+- Pacing: `GET /account` gives the key's limits; at most `in_flight`
+  files are in flight at once (`--jobs` can lower it) and requests are
+  spaced to stay within `rate_per_minute`. A 429 or 503 that outlasts the
+  client's own retries backs the file off and tries again (up to
+  `GIVE_UP_S`); `daily_quota_exceeded` and other errors become the file's row.
+- No credit spent twice: each file's Idempotency-Key is derived from its
+  bytes' SHA-256, the mastering status and the genre, so a re-run within the
+  server's idempotency window (24 h) replays the first submission instead
+  of paying again, and skips the upload when the bytes are already there.
+  (The same bytes under another name: the key is also salted with the name.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Callable, Optional
+
+from trackgrade.client import APIError, Client, ConflictError
+from trackgrade.client.errors import APIConnectionError, RateLimitError, ServerError
+from trackgrade.client.retry import NOT_RETRIED_429
+
+GIVE_UP_S = 900.0            # a file waiting for room longer than this becomes a failed row
+WAIT_TIMEOUT_S = 1800.0      # a file whose analysis takes longer than this becomes a failed row
+KEY_PREFIX = "tgbatch_"
+
+
+def idempotency_key(data: bytes, mastering_status: str, genre: str | None,
+                    file_name: str | None = None) -> str:
+    """The submission's Idempotency-Key: a pure function of the file's content
+    hash, the mastering status and the genre (and the name, when salted)."""
+    content = hashlib.sha256(data).hexdigest()
+    parts = [content, mastering_status, genre or ""] + ([file_name] if file_name else [])
+    return KEY_PREFIX + hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:48]
+
+
+class Stopped(Exception):
+    """The batch was interrupted: worker threads unwind at their next wait."""
+
+
+class StopSwitch:
+    """A sleep that ends early (raising `Stopped`) once the batch is stopped."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def sleep(self, seconds: float) -> None:
+        if self.event.wait(max(0.0, seconds)):
+            raise Stopped()
+
+    def stop(self) -> None:
+        self.event.set()
+
+
+def backs_off(error: APIError) -> bool:
+    """Errors worth waiting out at the file level (after the client's own retries)."""
+    if isinstance(error, RateLimitError):
+        return error.code not in NOT_RETRIED_429
+    return isinstance(error, (ServerError, APIConnectionError))
+
+
+def submit(client: Client, data: bytes, name: str, mastering_status: str, genre: str | None,
+           sleep: Callable[[float], None]):
+    """Create (submit + upload) with the derived key, waiting out 429/503."""
+    key = idempotency_key(data, mastering_status, genre)
+    salted = False
+    deadline = time.monotonic() + GIVE_UP_S
+    backoff = 1.0
+    while True:
+        try:
+            return client.analyses.create(data, file_name=name, mastering_status=mastering_status,
+                                          genre=genre, idempotency_key=key)
+        except ConflictError as exc:
+            if exc.code != "idempotency_key_reused" or salted:
+                raise
+            # the same bytes were submitted under another name: a key of their own
+            key, salted = idempotency_key(data, mastering_status, genre, file_name=name), True
+        except APIError as exc:
+            if not backs_off(exc) or time.monotonic() > deadline:
+                raise
+            wait_s = exc.retry_after if exc.retry_after is not None else backoff
+            sleep(min(60.0, wait_s) * (1 + 0.2 * random.random()))
+            backoff = min(30.0, backoff * 2)
+
+
+def grade_remote(client: Client, path: str, mastering_status: str, genre: str | None,
+                 sleep: Callable[[float], None]) -> tuple[dict, Optional[dict]]:
+    """One file through the instance: (row, Analysis document or None). Never
+    raises for a bad file or a refused request: its error becomes the row."""
+    from trackgrade.cli.batch import failed_row, row_for
+    from trackgrade.model import analysis_from_dict
+
+    start = time.perf_counter()
+    try:
+        data = Path(path).read_bytes()
+        accepted = submit(client, data, Path(path).name, mastering_status, genre, sleep)
+        doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S, poll_interval=0.25,
+                                   max_poll_interval=2.0)
+    except OSError as exc:
+        return failed_row(path, "parameter_invalid",
+                          f"cannot read '{path}': {exc.strerror or exc}",
+                          time.perf_counter() - start), None
+    except APIError as exc:
+        message = exc.message + (f" (request {exc.request_id})" if exc.request_id else "")
+        return failed_row(path, exc.code or "api_error", message,
+                          time.perf_counter() - start), None
+    seconds = time.perf_counter() - start
+    if doc["status"] == "failed":
+        error = doc.get("error") or {}
+        return failed_row(path, error.get("code") or "engine_error",
+                          f"{error.get('message', 'failed')} (analysis {doc['id']})",
+                          seconds), None
+    try:
+        analysis = analysis_from_dict(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        return failed_row(path, "api_error", f"unreadable analysis {doc['id']}: {exc}",
+                          seconds), None
+    return row_for(path, analysis, seconds), analysis.to_dict()
+
+
+def remote_runner(base_url: str | None, key: str | None, *,
+                  jobs: int | None = None) -> Callable:
+    """A runner for batch: `(files, mastering_status, workers, on_result, genre)`.
+    Reads the key's limits first (a bad key or URL fails the batch at once,
+    before any file)."""
+    from trackgrade.cli.remote import make_client
+
+    switch = StopSwitch()
+    probe = make_client(base_url, key)
+    limits = probe.account()["limits"]
+    probe.close()
+    client = make_client(base_url, key, requests_per_minute=int(limits["rate_per_minute"]),
+                         max_retries=5, sleep=switch.sleep)
+    slots = max(1, min(int(limits["in_flight"]), jobs or int(limits["in_flight"])))
+
+    def run(files: list[str], mastering_status: str, _workers: int,
+            on_result: Callable[[dict, Optional[dict]], None], genre: str | None = None,
+            _references: tuple = ()) -> None:
+        pool = ThreadPoolExecutor(max_workers=min(slots, len(files)),
+                                  thread_name_prefix="trackgrade-remote")
+        futures = {pool.submit(grade_remote, client, path, mastering_status, genre,
+                               switch.sleep): path for path in files}
+        try:
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                for future in done:
+                    try:
+                        row, document = future.result()
+                    except Stopped:
+                        continue
+                    on_result(row, document)
+        except BaseException:
+            switch.stop()                       # sleeping workers unwind at once
+            pool.shutdown(wait=False, cancel_futures=True)
+            client.close()                      # and those inside a request lose its socket
+            raise
+        pool.shutdown(wait=True)
+        client.close()
+
+    run.slots = slots
+    return run
