@@ -36,15 +36,47 @@ def test_json_for_several_files_is_an_array_in_order(runner, tracks):
     assert all(d["mastering_status"] == "pre-master" for d in documents)
 
 
-def test_one_bad_file_among_several(runner, tracks, garbage_wav):
-    result = runner.invoke(app, ["analyze", str(tracks[0]), str(garbage_wav), "--json"])
+def test_every_file_is_tried_and_each_failure_is_one_line(runner, tracks, garbage_wav,
+                                                         tmp_path):
+    """CONTRACT.md section 4: a missing, a folder and an undecodable file among
+    good ones; every file is tried, one stderr line per failure, exit 2."""
+    missing, folder = tmp_path / "missing.wav", tmp_path / "a-folder"
+    folder.mkdir()
+    files = [missing, tracks[0], garbage_wav, folder, tracks[1]]
+    result = runner.invoke(app, ["analyze", *map(str, files), "--json"])
     assert result.exit_code == 2
-    documents = json.loads(result.stdout)
-    assert documents[0]["file_name"] == tracks[0].name and "score" in documents[0]
-    assert documents[1]["file_name"] == garbage_wav.name
-    assert documents[1]["error"]["code"] == "unprocessable_audio"
+    entries = json.loads(result.stdout)
+    assert len(entries) == 5
+    assert entries[0] == {"file": str(missing), "error": {
+        "code": "parameter_invalid",
+        "message": f"cannot read '{missing}': No such file or directory"}}
+    assert entries[1]["file_name"] == tracks[0].name and "score" in entries[1]
+    assert entries[2]["file"] == str(garbage_wav)
+    assert entries[2]["error"]["code"] == "unprocessable_audio"
+    assert list(entries[2]) == ["file", "error"] and list(entries[2]["error"]) == ["code",
+                                                                                   "message"]
+    assert entries[3]["file"] == str(folder) and "Is a directory" in entries[3]["error"]["message"]
+    assert entries[4]["file_name"] == tracks[1].name
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"trackgrade: cannot analyze '{garbage_wav}'")
+    assert len(lines) == 3
+    assert lines[0] == f"trackgrade: cannot read '{missing}': No such file or directory"
+    assert lines[1].startswith(f"trackgrade: cannot analyze '{garbage_wav}'")
+    assert lines[2].startswith(f"trackgrade: cannot read '{folder}': Is a directory")
+
+
+def test_the_screen_also_goes_on_past_a_failure(runner, tracks, tmp_path):
+    missing = tmp_path / "gone.wav"
+    result = runner.invoke(app, ["analyze", str(missing), str(tracks[0])],
+                           env={"COLUMNS": "120"})
+    assert result.exit_code == 2
+    assert tracks[0].name in result.stdout and "Pillars" in result.stdout
+    assert result.stderr.strip() == f"trackgrade: cannot read '{missing}': No such file or directory"
+
+
+def test_one_missing_file_alone_is_a_usage_error(runner, tmp_path):
+    result = runner.invoke(app, ["analyze", str(tmp_path / "nope.wav"), "--json"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.strip().endswith("No such file or directory")
 
 
 def test_screen_shows_what_a_producer_needs(runner, tracks):

@@ -36,11 +36,23 @@ def read_csv(path):
 
 def test_discovery(library):
     found = collect_files([library])
-    assert sorted(p.relative_to(library).as_posix() for p in found) == [
+    assert sorted(p.relative_to(library).as_posix() for p in found.files) == [
         "sub/broken.wav", "sub/deeper/HOUSE.FLAC", "techno.wav"]
+    assert found.folders[str(library / "sub" / "deeper" / "HOUSE.FLAC")] == "sub/deeper"
+    assert found.folders[str(library / "techno.wav")] == ""
+    # files it will not grade are named (hidden ones are not)
+    assert sorted(found.skipped) == [str(library / "cover.jpg"), str(library / "notes.txt")]
     # an explicit file is always included, duplicates only once
-    again = collect_files([library / "techno.wav", library, library / "notes.txt"])
+    again = collect_files([library / "techno.wav", library, library / "notes.txt"]).files
     assert len(again) == 4 and again[0].name == "techno.wav" and again[-1].name == "notes.txt"
+
+
+EXPECTED_COLUMNS = (
+    "file", "path", "status", "score", "grade", "grade_label", "danceability", "mix_quality",
+    "frequency_balance", "energy", "structure", "duration_seconds", "bpm", "tempo_confidence",
+    "key", "camelot", "key_confidence", "genre", "genre_confidence", "loudness_lufs",
+    "true_peak_dbtp", "loudness_range_lu", "stereo_width", "clipping_pct", "top_warning",
+    "error_code", "error_message", "seconds")
 
 
 def test_parallel_batch_to_csv_keeps_going_past_failures(runner, library, tmp_path):
@@ -49,8 +61,11 @@ def test_parallel_batch_to_csv_keeps_going_past_failures(runner, library, tmp_pa
                            env={"COLUMNS": "160"})
     assert result.exit_code == 1, result.output      # some failed
     header, rows = read_csv(out)
-    assert tuple(header) == CSV_COLUMNS
-    by_name = {row["path"].rsplit("/", 1)[-1]: row for row in rows}
+    assert tuple(header) == CSV_COLUMNS == EXPECTED_COLUMNS
+    by_name = {row["file"]: row for row in rows}
+    # --sort score (the default): graded files best first, the failure last
+    assert rows[-1]["file"] == "broken.wav"
+    assert int(rows[0]["score"]) >= int(rows[1]["score"])
     assert set(by_name) == {"techno.wav", "HOUSE.FLAC", "broken.wav"}
     broken = by_name["broken.wav"]
     assert broken["status"] == "failed" and broken["error_code"] == "unprocessable_audio"
@@ -61,11 +76,43 @@ def test_parallel_batch_to_csv_keeps_going_past_failures(runner, library, tmp_pa
         assert 0 <= int(row["score"]) <= 100 and row["grade"]
         assert float(row["bpm"]) > 0 and float(row["seconds"]) >= 0
         assert float(row["loudness_lufs"]) < 0
-    # the summary: counts, the failure, the slowest file
+        assert row["path"].endswith(name) and row["grade_label"]
+        for column in ("danceability", "mix_quality", "frequency_balance", "energy",
+                       "structure"):
+            assert 0 <= int(row[column]) <= 100
+        assert 0 <= float(row["tempo_confidence"]) <= 1
+        assert 0 <= float(row["genre_confidence"]) <= 1 and row["genre"]
+        assert float(row["duration_seconds"]) > 10
+        assert float(row["true_peak_dbtp"]) < 3 and float(row["loudness_range_lu"]) >= 0
+        assert float(row["stereo_width"]) >= 0 and float(row["clipping_pct"]) >= 0
+    # the screen: ranked table, failures (file, folder, code, message), summary
     screen = result.stdout
-    assert "Batch summary" in screen and "Failures" in screen
-    assert "broken.wav" in screen and "unprocessable_audio" in screen
-    assert "files" in screen and " 3 " in screen
+    ranked = screen[screen.index("Ranked"):screen.index("Failures")]
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -int(r["score"]))
+    positions = [ranked.index(r["file"]) for r in ok]
+    assert positions == sorted(positions)                          # best first
+    for column in ("score", "grade", "genre", "BPM", "key", "LUFS", "top warning"):
+        assert column in ranked
+    failures = screen[screen.index("Failures"):screen.index("Batch summary")]
+    line = next(x for x in failures.splitlines() if "broken.wav" in x)
+    assert "unprocessable_audio" in line and " sub " in f" {line} "
+    assert str(library) not in failures                            # no cut-off prefixes
+    summary = screen[screen.index("Batch summary"):]
+    assert "2 of 3" in summary and "2 not audio" in summary
+    assert "cover.jpg" in summary and "notes.txt" in summary
+
+
+def test_sort_by_name_and_the_whole_document_in_jsonl(runner, library, tmp_path):
+    out = tmp_path / "rows.csv"
+    result = runner.invoke(app, ["batch", str(library), "--sort", "name", "--out", str(out),
+                                 "--json"])
+    assert result.exit_code == 1
+    _, rows = read_csv(out)
+    assert [r["file"] for r in rows] == ["broken.wav", "HOUSE.FLAC", "techno.wav"]
+    report = json.loads(result.stdout)
+    assert [r["file"] for r in report["results"]] == ["broken.wav", "HOUSE.FLAC", "techno.wav"]
+    assert report["summary"]["skipped"] == {
+        "count": 2, "files": [str(library / "cover.jpg"), str(library / "notes.txt")]}
 
 
 def test_jobs_one_and_two_give_the_same_results(runner, library, tmp_path):
@@ -85,6 +132,9 @@ def test_jobs_one_and_two_give_the_same_results(runner, library, tmp_path):
         assert (one["status"], one["score"], one["grade"], one["bpm"], one["key"]) == \
                (two["status"], two["score"], two["grade"], two["bpm"], two["key"])
         if one["status"] == "ok":
+            from trackgrade.grading.validate import validate_document
+
+            assert validate_document(one["analysis"]) == []          # the whole document
             assert one["analysis"]["mastering_status"] == "master"
             assert one["analysis"]["score"] == one["score"]
             assert one["analysis"]["file_name"] == path.rsplit("/", 1)[-1]
@@ -102,7 +152,10 @@ def test_json_summary_and_exit_zero_when_all_ok(runner, tracks):
     assert summary["mean_score"] == round(sum(scores) / 2, 1)
     assert sum(summary["grades"].values()) == 2
     assert summary["slowest"]["path"] in {str(tracks[0]), str(tracks[1])}
-    assert [r["path"] for r in report["results"]] == [str(tracks[0]), str(tracks[1])]
+    assert sorted(r["path"] for r in report["results"]) == sorted([str(tracks[0]),
+                                                                   str(tracks[1])])
+    assert scores == sorted(scores, reverse=True)                  # --sort score
+    assert summary["skipped"] == {"count": 0, "files": []}
 
 
 def test_no_files_found_is_usage(runner, tmp_path):
@@ -171,7 +224,7 @@ def test_real_clips_in_place(runner):
     result = runner.invoke(app, ["batch", *picked, "--jobs", "2", "--json"])
     assert result.exit_code in (0, 1), result.output
     report = json.loads(result.stdout)
-    assert [r["path"] for r in report["results"]] == picked
+    assert sorted(r["path"] for r in report["results"]) == sorted(picked)
     for row in report["results"]:
         if row["status"] == "ok":
             assert 0 <= row["score"] <= 100 and row["grade"] and row["bpm"] > 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -31,12 +32,15 @@ def test_missing_file_is_a_usage_error(runner, tmp_path):
                                        "No such file or directory")
 
 
-def test_missing_file_among_good_ones_stops_before_any_analysis(runner, tmp_path, garbage_wav):
+def test_a_missing_file_among_others_does_not_stop_the_rest(runner, tmp_path, garbage_wav):
+    """CONTRACT.md section 4: every file is tried (see test_analyze for the full run)."""
     result = runner.invoke(app, ["analyze", str(garbage_wav), str(tmp_path / "gone.flac"),
                                  "--json"])
     assert result.exit_code == EXIT_USAGE
-    assert result.stdout == ""
-    assert "gone.flac" in one_line(result.stderr)
+    assert [e["file"] for e in json.loads(result.stdout)] == [str(garbage_wav),
+                                                             str(tmp_path / "gone.flac")]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and "gone.flac" in lines[1] and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("command", ["analyze", "report", "batch"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from html.parser import HTMLParser
 
@@ -11,7 +12,7 @@ from trackgrade.cli import app
 from trackgrade.report import render_report
 from trackgrade.testmode import canned_analysis
 
-CHART_IDS = ("score-gauge", "pillars-chart", "band-chart", "loudness-chart", "energy-chart")
+CHART_IDS = ("score-gauge", "band-chart", "loudness-chart", "camelot-wheel")
 
 
 class Collector(HTMLParser):
@@ -45,31 +46,58 @@ def assert_self_contained(html: str) -> None:
     assert "http://" not in html and "https://" not in html
 
 
+def classes_of(doc: Collector) -> list[str]:
+    return [attrs.get("class", "") for _, attrs in doc.tags]
+
+
 def test_report_has_every_chart_and_fact():
     analysis = canned_analysis("sunrise_edit.wav", "master")
     html = render_report(analysis)
     assert html.startswith("<!DOCTYPE html>")
     assert_self_contained(html)
+    assert "@media print" in html
     doc = parse(html)
     svg_ids = {attrs.get("id") for tag, attrs in doc.tags if tag == "svg"}
     assert set(CHART_IDS) <= svg_ids
     text = " ".join(" ".join(doc.text).split())
     assert "sunrise_edit.wav" in text
-    assert f"{analysis.grade.letter} · {analysis.grade.label}" in text
+    assert f"{analysis.grade.letter} {analysis.grade.label}" in text
     assert f"{analysis.tempo.bpm:.1f}" in text
-    if analysis.key is not None:
-        assert analysis.key.camelot in text
-    assert analysis.genre.name in text
+    assert analysis.key.camelot in text and analysis.genre.name in text
     assert analysis.diagnosis.summary in text
     for item in analysis.feedback:
         assert item.text in text
-    # one measured and one ideal bar per band, one shaded rectangle per section per timeline
-    classes = [attrs.get("class", "") for _, attrs in doc.tags]
-    assert classes.count("band-measured") == 7 and classes.count("band-ideal") == 7
-    sections = [c for c in classes if c.startswith("section ")]
-    assert len(sections) == 2 * len(analysis.structure.sections)
-    curves = [attrs for tag, attrs in doc.tags if attrs.get("class") == "curve"]
-    assert len(curves) >= 2 and all(len(a["d"]) > 200 for a in curves)
+    classes = classes_of(doc)
+    # one point and one tolerance box per band; one labelled band per section
+    assert sum(c.startswith("band-measured") for c in classes) == 7
+    assert classes.count("tolerance") == 7
+    assert len([c for c in classes if c.startswith("section ")]) == \
+        len(analysis.structure.sections)
+    assert len(doc.tags) and "pillar-bar" in classes
+    curves = [a for _, a in doc.tags if "loudness-curve" in a.get("class", "")]
+    assert curves and all(len(a["d"]) > 200 for a in curves)
+    assert 'class="target-band"' in html          # the genre's loudness range
+
+
+def test_tonal_balance_is_db_against_the_target():
+    """The chart's numbers are the grading's: 10 log10(share / target share)."""
+    from trackgrade.engine.features import BAND_NAMES
+    from trackgrade.grading.limits import BAND_SHARE_FLOOR_PCT as FLOOR
+
+    analysis = canned_analysis("balance.wav", "pre-master")
+    html = render_report(analysis)
+    shown = re.findall(r'class="band-delta delta-(ok|high|low)"[^>]*>([+-][\d.]+) dB<', html)
+    assert len(shown) == 7
+    for (status, value), band in zip(shown, BAND_NAMES):
+        mine = getattr(analysis.frequency.bands, band)
+        target = getattr(analysis.frequency.ideal, band)
+        expected = 10 * math.log10(max(mine, FLOOR) / max(target, FLOOR))
+        assert abs(float(value) - max(-15, min(15, expected))) <= 0.051, band
+    assert {s for s, _ in shown} <= {"ok", "high", "low"}
+    # the upper bands are as visible as the bass: every point sits inside the plot
+    ys = [float(y) for y in re.findall(r'class="band-measured[^"]*" cx="[\d.]+" cy="([\d.]+)"',
+                                       html)]
+    assert len(ys) == 7 and all(18 <= y <= 242 for y in ys)
 
 
 def test_feedback_is_ordered_by_priority():
@@ -88,62 +116,100 @@ def test_document_text_is_escaped():
         diagnosis=dataclasses.replace(analysis.diagnosis, summary="<b>bold</b> & </main>"))
     html = render_report(hostile)
     assert_self_contained(html)
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img src=x&gt;.wav" in html
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &lt;img src=x&gt;.wav" in html
     assert "&lt;b&gt;bold&lt;/b&gt; &amp; &lt;/main&gt;" in html
     assert html.count("</main>") == 1
 
 
+def test_the_page_comes_from_autoescaping_templates():
+    from trackgrade.report import environment
+
+    env = environment()
+    assert env.autoescape is True
+    assert set(env.list_templates()) >= {"report.html.j2", "charts.html.j2", "report.css"}
+
+
 def test_missing_or_broken_curves_still_render():
     analysis = canned_analysis("bare.wav", "pre-master")
-    bare = dataclasses.replace(analysis, extras={})
-    html = render_report(bare)
-    doc = parse(html)
-    svg_ids = {attrs.get("id") for tag, attrs in doc.tags if tag == "svg"}
+    html = render_report(dataclasses.replace(analysis, extras={}))
+    svg_ids = {attrs.get("id") for tag, attrs in parse(html).tags if tag == "svg"}
     assert set(CHART_IDS) <= svg_ids
-    assert "no short-term loudness data" in html
-    # the energy chart falls back to the section energies
-    energy_svg = html[html.index('id="energy-chart"'):]
-    energy_svg = energy_svg[:energy_svg.index("</svg>")]
-    assert 'class="curve"' in energy_svg
-
+    assert "no loudness curve in this analysis" in html
+    assert "waveform needs the audio" in html
     broken = dataclasses.replace(analysis, extras={
         "loudness_curve": {"hop_s": 0.5, "short_term_lufs": [None, "x", float("-inf"), -12.0]},
-        "energy_curve": {"hop_s": "bad", "values": [1, 2]}, "targets": {"loudness_lufs": "?"}})
+        "targets": {"loudness_lufs": "?"}, "section_loudness_lufs": ["?"]})
     html = render_report(broken)
     assert "nan" not in html.lower().replace("nano", "")
-    assert 'id="loudness-chart"' in html and 'id="energy-chart"' in html
+    assert 'id="loudness-chart"' in html
 
 
 def test_long_curves_are_thinned():
     analysis = canned_analysis("long.wav", "pre-master")
     n = 20 * 60 * 10   # 20 minutes at 0.1 s
     long = dataclasses.replace(analysis, duration_seconds=1200.0, extras={
-        "loudness_curve": {"hop_s": 0.1, "short_term_lufs": [-10.0 - (i % 50) / 10 for i in range(n)]},
-        "energy_curve": {"hop_s": 0.1, "values": [(i % 100) / 100 for i in range(n)]}})
+        "loudness_curve": {"hop_s": 0.1, "short_term_lufs": [-10.0 - (i % 50) / 10
+                                                             for i in range(n)]}})
     html = render_report(long)
     assert len(html) < 250_000
-    curve = re.search(r'id="loudness-chart".*?class="curve" d="([^"]+)"', html, re.S).group(1)
+    curve = re.search(r'class="curve loudness-curve" d="([^"]+)"', html).group(1)
     assert 100 < curve.count(" L") + 1 <= 900
 
 
-def test_cli_report_writes_next_to_cwd(runner, tracks, tmp_path, monkeypatch):
+def test_a_reference_is_drawn_beside_the_track_on_every_chart():
+    from trackgrade.report import ReportTrack
+
+    track = canned_analysis("mine.wav", "master")
+    reference = canned_analysis("their_hit.wav", "master")
+    html = render_report(track, references=[ReportTrack(reference)])
+    doc = parse(html)
+    classes = classes_of(doc)
+    text = " ".join(" ".join(doc.text).split())
+    assert "Compared with their_hit.wav" in text
+    assert classes.count("band-ref") == 7 and "ref-line" in classes          # tonal balance
+    assert 'id="reference-timeline-1"' in html                              # timeline
+    assert any("refmark" in c for c in classes)                             # pillars
+    if reference.key is not None:                                           # Camelot wheel
+        assert sum("seg-ref" in c for c in classes) == 1
+    assert html.count('<td class="r">') == 8                                # mix table
+    assert render_report(track).count("band-ref") == 0
+
+
+def test_camelot_neighbours():
+    from trackgrade.report.context import camelot_keys, compatible_codes
+
+    assert compatible_codes("8A") == ["7A", "9A", "8B"]
+    assert compatible_codes("12B") == ["11B", "1B", "12A"]
+    assert compatible_codes("1A") == ["12A", "2A", "1B"]
+    names = {k["code"]: k["name"] for k in camelot_keys()}
+    assert len(names) == 24 and names["8A"] == "Am" and names["8B"] == "C"
+
+
+def test_cli_report_json_is_the_analysis(runner, tracks, tmp_path, monkeypatch):
     work = tmp_path / "out"
     work.mkdir()
     monkeypatch.chdir(work)
     result = runner.invoke(app, ["report", str(tracks[0]), "--mastering", "master", "--json"])
     assert result.exit_code == 0, result.output
-    info = json.loads(result.stdout)
+    document = json.loads(result.stdout)                    # nothing else on stdout
+    analysis = json.loads(runner.invoke(app, ["analyze", str(tracks[0]), "--mastering", "master",
+                                              "--json"]).stdout)
+    assert document == analysis
     target = work / f"{tracks[0].stem}.report.html"
-    assert info["out"] == str(target) and target.is_file()
+    assert target.is_file() and str(target) in result.stderr
     html = target.read_text(encoding="utf-8")
     assert_self_contained(html)
     for chart in CHART_IDS:
         assert f'id="{chart}"' in html
-    analysis = json.loads(runner.invoke(app, ["analyze", str(tracks[0]), "--mastering", "master",
-                                              "--json"]).stdout)
-    assert info["score"] == analysis["score"] and info["grade"] == analysis["grade"]["letter"]
-    assert f"{analysis['score']}</text>" in html
-    assert tracks[0].name in html
+    assert f">{analysis['score']}</text>" in html and tracks[0].name in html
+    # the timeline drew the audio: waveform and correlation
+    assert 'class="wave-peak"' in html and "correlation-curve" in html
+
+
+def test_cli_report_json_and_stdout_html_conflict(runner, tracks):
+    result = runner.invoke(app, ["report", str(tracks[0]), "--json", "--out", "-"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "choose one" in result.stderr
 
 
 def test_cli_report_to_explicit_path_and_stdout(runner, tracks, tmp_path):
@@ -170,7 +236,26 @@ def test_no_key_no_sections_no_feedback():
                                  structure=dataclasses.replace(analysis.structure, sections=()))
     html = render_report(sparse)
     assert_self_contained(html)
-    assert "no tonal centre" in html and "No feedback items." in html
+    assert "No tonal centre" in html and "No feedback items." in html
     doc = parse(html)
-    assert not [a for _, a in doc.tags if a.get("class", "").startswith("section ")]
+    assert not [c for c in classes_of(doc) if c.startswith("section ")]
     assert {a.get("id") for t, a in doc.tags if t == "svg"} >= set(CHART_IDS)
+
+
+def test_cli_report_with_a_reference_track(runner, tracks, tmp_path):
+    """--reference grades against the reference and draws it beside the track."""
+    page = tmp_path / "vs.html"
+    result = runner.invoke(app, ["report", str(tracks[0]), "--reference", str(tracks[1]),
+                                 "--out", str(page), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["genre"]["target"] == "reference"
+    html = page.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert f"Compared with {tracks[1].name}" in " ".join(" ".join(parse(html).text).split())
+    assert html.count('class="band-ref"') == 7
+    assert 'id="reference-timeline-1"' in html and html.count('class="wave-peak"') == 2
+    assert "your reference tracks" in html
+    missing = runner.invoke(app, ["report", str(tracks[0]), "--reference",
+                                  str(tmp_path / "nope.wav")])
+    assert missing.exit_code == 2 and "nope.wav" in missing.stderr

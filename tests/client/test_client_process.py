@@ -108,3 +108,47 @@ def test_batch_killed_and_rerun_spends_one_credit_per_file(tmp_path):
         assert usage == {"today": len(files), "in_flight": 0}
     finally:
         server.stop()
+
+
+def test_real_in_flight_limit_429_then_batch_stays_within_it(tmp_path):
+    """Against `trackgrade serve` with a test-key in-flight limit of 1: the
+    client meets a real 429 too_many_in_flight, honours its Retry-After and
+    gets through; `batch --remote` reads the limit from GET /v1/account and
+    never provokes a 429 (the server's access log)."""
+    data = tmp_path / "data"
+    key, _ = make_key(data, "test")
+    server = Served(data, "--workers", "1", env={"TRACKGRADE_TEST_IN_FLIGHT": "1"})
+    try:
+        blocking = request(server.url, "POST", "/v1/analyses", key=key, idem="first",
+                           body={"file_name": "first.wav"}).json
+        slept: list[float] = []
+
+        def sleep(seconds):
+            slept.append(seconds)
+            if len(slept) == 1:        # the first analysis gets its bytes meanwhile
+                body, ctype = multipart({"file": ("first.wav", wav_bytes(2))})
+                request(server.url, "POST", urlsplit(blocking["upload"]["url"]).path, raw=body,
+                        headers={"Content-Type": ctype,
+                                 "Authorization": f"Bearer {blocking['upload']['token']}"})
+            time.sleep(seconds)
+
+        client = Client(key, server.url, sleep=sleep)
+        accepted = client.analyses.create(wav_bytes(2), file_name="second.wav")
+        assert accepted.status == "processing" and 5 <= slept[0] <= 6
+        assert sum(" 429 " in line for line in server.log) >= 1
+        client.analyses.wait(accepted.id, timeout=30, poll_interval=0.1)
+
+        folder = tmp_path / "promos"
+        folder.mkdir()
+        for i in range(4):
+            (folder / f"t{i}.wav").write_bytes(wav_bytes(2) + bytes([i]))
+        before = sum(" 429 " in line for line in server.log)
+        done = subprocess.run(CLI + ["batch", str(folder), "--remote", "--json"],
+                              env={**os.environ, "TRACKGRADE_BASE_URL": server.url,
+                                   "TRACKGRADE_API_KEY": key},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert '"ok": 4' in done.stdout
+        assert sum(" 429 " in line for line in server.log) == before
+    finally:
+        server.stop()

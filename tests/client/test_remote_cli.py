@@ -17,7 +17,7 @@ from truth import render_specs
 from typer.testing import CliRunner
 
 from trackgrade.cli import app
-from trackgrade.cli.batch import CSV_COLUMNS
+from trackgrade.cli.rows import CSV_COLUMNS
 
 TRACKS = [{"name": f"remote_{i}", "style": style, "bpm": bpm, "seconds": 6, "seed": 40 + i}
           for i, (style, bpm) in enumerate((("techno", 130), ("house", 124), ("trance", 138)))]
@@ -192,3 +192,33 @@ def test_batch_remote_copies_of_one_file_under_two_names(served, tmp_path, track
     shown = run(served, "batch", str(folder), "--remote", "--json")
     assert shown.exit_code == 0, shown.output
     assert [r["status"] for r in json.loads(shown.stdout)["results"]] == ["ok", "ok"]
+
+
+def test_batch_remote_out_of_credits_then_topped_up_pays_once_per_file(served, tmp_path,
+                                                                        tracks):
+    """The first run runs out of credits (a 402 row, which the server stores
+    for replay); after a top-up the re-run grades that file under the next
+    derived key, and replays the one already paid for."""
+    from trackgrade.server import accounts
+    from trackgrade.server.store import open_store
+
+    key, account_id = make_key(served.data, "live", credits=1)
+    env = {"TRACKGRADE_API_KEY": key}
+    folder = tmp_path / "two"
+    folder.mkdir()
+    for track in tracks[:2]:
+        shutil.copyfile(track, folder / track.name)
+    first = run(served, "batch", str(folder), "--remote", "--json", env=env)
+    rows = json.loads(first.stdout)["results"]
+    assert first.exit_code == 1 and sorted(r["status"] for r in rows) == ["failed", "ok"]
+    assert [r["error_code"] for r in rows if r["status"] == "failed"] == ["insufficient_credits"]
+    store = open_store(served.data)
+    try:
+        accounts.add_credits(store, account_id, 5)
+    finally:
+        store.close()
+    second = run(served, "batch", str(folder), "--remote", "--json", env=env)
+    assert second.exit_code == 0, second.output
+    assert credits(served.data, account_id) == 4            # 1 + 5 - 2: one per file
+    third = run(served, "batch", str(folder), "--remote", "--json", env=env)
+    assert third.exit_code == 0 and credits(served.data, account_id) == 4

@@ -239,3 +239,14 @@ def test_admin_webhooks_list_rotate_remove_and_events_resend(tmp_path):
     assert again.exit_code == 1 and "no webhook endpoint" in again.stderr
     bad = invoke("admin", "webhooks", "rotate", "we_x", "--overlap", "-1", "--data", data)
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "https://x:99999/", "ftp://example.com/h",
+                                 "http://example.com/h"])
+def test_admin_webhooks_add_refuses_bad_urls_in_one_line(tmp_path, url):
+    data = tmp_path / "data"
+    with open_store(data) as store:
+        account = accounts.create_account(store, plan="pro")
+    result = invoke("admin", "webhooks", "add", url, "--account", account["id"], "--data", data)
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "webhook URL" in result.stderr

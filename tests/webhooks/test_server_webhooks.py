@@ -92,18 +92,28 @@ def test_a_receiver_failing_its_first_attempts_still_gets_the_event(server, rece
     accepted = server.submit(key, file_name="kick_fail_unprocessable_audio.wav").json
     server.upload(accepted, b"bytes")
     first = rcv.wait_for(1)[0]
-    for step in range(2):                   # the FixedClock moves through the schedule
+    delivery_id = f"{first.event['id']}:{hook['id']}"
+    for attempt in (1, 2):                  # the FixedClock moves through the schedule
+        row = recorded(server, delivery_id, attempt)
+        assert row["state"] == "pending" and row["last_status"] == 503
         server.clock.advance(0.25)
-        rcv.wait_for(2 + step)
+        rcv.wait_for(attempt + 1)
     got = rcv.wait_for(3)
     assert len({d.body for d in got}) == 1 and first.event["type"] == "analysis.failed"
-    deadline = time.monotonic() + 5              # the 200 is recorded just after it came
-    while time.monotonic() < deadline:
-        row = server.store.get("deliveries", f"{first.event['id']}:{hook['id']}")
-        if row["state"] != "pending":
-            break
-        time.sleep(0.02)
+    row = recorded(server, delivery_id, 3)
     assert (row["state"], row["attempts"], row["last_status"]) == ("delivered", 3, 200)
+
+
+def recorded(server, delivery_id: str, attempts: int, timeout: float = 5.0) -> dict:
+    """The delivery row once the answer to attempt `attempts` is recorded
+    (the receiver sees a request a moment before the dispatcher records it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        row = server.store.get("deliveries", delivery_id)
+        if row and row["attempts"] >= attempts and row["lease_until"] is None:
+            return row
+        assert time.monotonic() < deadline, row
+        time.sleep(0.01)
 
 
 def test_one_hanging_endpoint_does_not_delay_another_account(server, receivers):
@@ -119,7 +129,32 @@ def test_one_hanging_endpoint_does_not_delay_another_account(server, receivers):
     accepted = server.submit(key, file_name="fast.wav").json
     server.upload(accepted, b"x")
     got = fast.wait_for(2, timeout=5)
-    assert got[-1].at - started < 2.0
+    assert got[-1].at - started < 5.0              # the hanging attempts take 10 s each
     assert len(hang.deliveries) <= 4                     # webhook_per_endpoint
     # and the API answers meanwhile
     assert server.request("GET", f"/v1/analyses/{accepted['id']}", key=key).status == 200
+
+
+def test_the_running_server_prunes_delivered_events_to_its_history(receivers):
+    server = start(webhook_history=2)
+    try:
+        rcv = receivers()
+        key, account = server.key("test")
+        endpoints.add_endpoint(server.store, rcv.url, account, clock=server.clock)
+        for n in range(4):
+            accepted = server.submit(key, file_name=f"p{n}.wav").json
+            server.upload(accepted, b"x")
+            server.clock.advance(1)
+        rcv.wait_for(8)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            server.clock.advance(6)                       # past the dispatcher's prune interval
+            server.ctx.webhooks.kick()
+            if len(server.store.select("events.by_created")) <= 2:
+                break
+            time.sleep(0.05)
+        kept = server.store.select("events.by_created")
+        assert len(kept) == 2 and len(server.store.scan("deliveries")) == 2
+        assert {e["id"] for e in kept} <= {d.event["id"] for d in rcv.deliveries}
+    finally:
+        server.stop()

@@ -23,6 +23,9 @@ class TrackgradeGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
              **extra):
+        from trackgrade.cli.help import install
+
+        install(self)   # every command's --help in one readable style (cli/help.py)
         parent = super(TrackgradeGroup, self)
         code = run_guarded(lambda: parent.main(args=args, prog_name=prog_name or PROG,
                                                complete_var=complete_var,

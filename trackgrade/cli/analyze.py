@@ -3,7 +3,9 @@
 Each file is read into memory and handed to `trackgrade.pipeline.analyze` as
 bytes (never through a temporary file). The screen is rendered by
 `trackgrade.cli.render`; `--json` prints `Analysis.to_dict()` instead (one
-object for one file, an array for several) and nothing else on stdout.
+object for one file, an array for several) and nothing else on stdout. Every
+file is tried; a failed one is an error line on stderr, an entry
+``{"file", "error"}`` in the array, and exit code 2.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from trackgrade.cli.errors import (EXIT_OK, exit_code_for, print_error, read_input_file)
+from trackgrade.cli.errors import EXIT_OK, EXIT_USAGE, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import Reference, check_genre
@@ -76,9 +78,9 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def check_readable(paths: list[Path]) -> None:
-    """Fail fast, before any analysis, on a path that is missing or not a file."""
-    for path in paths:
+def check_readable(paths: Path | list[Path]) -> None:
+    """A path (or each of a list) that is missing or a folder is a usage error naming it."""
+    for path in [paths] if isinstance(paths, Path) else paths:
         if not path.exists():
             raise TrackgradeError("parameter_invalid",
                                   f"cannot read '{path}': No such file or directory",
@@ -94,6 +96,7 @@ def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
     """Read one file into memory and analyze it; errors name the file."""
     from trackgrade.pipeline import analyze as run_pipeline  # the engine loads on use
 
+    check_readable(path)
     data = read_input_file(path)
     try:
         return run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
@@ -103,10 +106,10 @@ def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
                               param=exc.param) from None
 
 
-def failed_document(path: Path, mastering_status: str, error: TrackgradeError) -> dict:
-    """The JSON entry for a file that failed inside a multi-file `--json` array."""
-    return {"file_name": path.name, "mastering_status": mastering_status,
-            "error": {"code": error.code, "message": error.message}}
+def failed_entry(path: Path, error: TrackgradeError) -> dict:
+    """The entry of a file that failed, in the `--json` array of several files
+    (CONTRACT.md section 4)."""
+    return {"file": str(path), "error": {"code": error.code, "message": error.message}}
 
 
 def dump_json(document) -> str:
@@ -115,25 +118,25 @@ def dump_json(document) -> str:
 
 def analyze(
     files: Annotated[list[Path], typer.Argument(
-        help="Audio files (WAV, AIFF, FLAC, MP3).", show_default=False)],
+        metavar="FILE", help="Audio files (WAV, AIFF, FLAC, MP3).", show_default=False)],
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyze local audio files: score and grade, pillars, tempo, key, genre, tonal balance,
-    loudness, stereo, structure, diagnosis and feedback.
+    """Grade audio files on this machine. Each gets its score and grade, pillars, tempo, key,
+    genre, tonal balance, loudness, stereo, structure, diagnosis and feedback.
 
-    With several files, a file that cannot be analyzed is reported on stderr and the others
-    still run; the exit code is then 2. `--genre` grades against a profile you choose;
-    `--reference` (repeatable) against your own reference tracks.
+    Every file is tried: one that cannot be read or decoded gets a one-line error on stderr
+    (and, with --json, an entry {"file", "error": {"code", "message"}} in the array) while the
+    others still run; the exit code is then 2. --genre grades against a profile you choose;
+    --reference (repeatable) against your own reference tracks.
     """
-    check_readable(files)
     genre = checked_genre(genre)
     references = load_references(reference)
     out = None if as_json else stdout_console()       # rich loads only to draw
     err = stderr_console() if sys.stderr.isatty() else None
-    documents: list[dict] = []
+    entries: list[dict] = []
     done: list[Analysis] = []
     exit_code = EXIT_OK
     for path in files:
@@ -146,12 +149,12 @@ def analyze(
             if len(files) == 1:
                 raise
             print_error(exc.message)
-            exit_code = max(exit_code, exit_code_for(exc))
-            documents.append(failed_document(path, mastering.value, exc))
+            exit_code = EXIT_USAGE
+            entries.append(failed_entry(path, exc))
             continue
         done.append(analysis)
         if as_json:
-            documents.append(analysis.to_dict())
+            entries.append(analysis.to_dict())
         else:
             from trackgrade.cli.render import render_analysis
             out.print(render_analysis(analysis))
@@ -159,6 +162,6 @@ def analyze(
         from trackgrade.cli.render import comparison_table
         out.print(comparison_table(done))
     if as_json:
-        sys.stdout.write(dump_json(documents[0] if len(files) == 1 else documents) + "\n")
+        sys.stdout.write(dump_json(entries[0] if len(files) == 1 else entries) + "\n")
         sys.stdout.flush()
     raise typer.Exit(exit_code)

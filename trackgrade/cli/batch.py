@@ -11,21 +11,27 @@ grades as fast as the uncapped in-process loop while burning ~25 % less CPU
 not the batch.
 
 A file that fails becomes a row with its error code and message, and the run
-goes on. Rows are written to `--out` (CSV or JSONL) as they complete, a Rich
-progress bar runs on stderr, and a summary table ends the run. Exit code 0
+goes on. Rows (`trackgrade.cli.rows`) are written to `--out` (CSV or JSONL) as
+they complete and put in `--sort` order at the end; a Rich progress bar runs
+on stderr; the graded files ranked best first, the failures (file, folder,
+code, message) and a summary (skipped files named) end the run. Exit code 0
 when every file is graded, 1 when some failed, 2 when no files were found.
+
+`--remote` swaps the worker pool for `cli/remote_batch.py`'s runner, which
+grades each file through a trackgrade instance; rows, file, progress and
+summary stay this module's.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
 import sys
 import time
-from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
@@ -36,21 +42,20 @@ from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, Masterin
                                     stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.cli.remote import BaseUrlOption, KeyOption
+from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
+                                 row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
 
 if TYPE_CHECKING:                      # process pools and rich load when a batch runs
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
-CSV_COLUMNS = ("path", "status", "score", "grade", "bpm", "key", "camelot", "genre",
-               "loudness_lufs", "true_peak", "error_code", "error_message", "seconds")
 # Native thread pools a worker could start; each worker gets one thread, as the
 # processes themselves are the parallelism.
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
 
 
 # ---------------------------------------------------------------- finding files
@@ -59,59 +64,52 @@ def is_audio_name(path: Path) -> bool:
     return path.suffix.lower() in AUDIO_EXTENSIONS
 
 
-def _walk(directory: Path) -> Iterator[Path]:
-    """Audio files under a directory, sorted, skipping hidden files and folders."""
+@dataclass
+class Discovery:
+    """What `batch` found: the files to grade in order, each file's folder
+    relative to the argument it came from, and the files it will not grade."""
+    files: list[Path] = field(default_factory=list)
+    folders: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _walk(directory: Path, skipped: list[str]) -> Iterator[Path]:
+    """Audio files under a directory, sorted, skipping hidden files and folders;
+    other files are named in `skipped`."""
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.startswith(".") and is_audio_name(Path(name)):
+            if name.startswith("."):
+                continue
+            if is_audio_name(Path(name)):
                 yield Path(root) / name
+            else:
+                skipped.append(str(Path(root) / name))
 
 
-def collect_files(paths: list[Path]) -> list[Path]:
+def collect_files(paths: list[Path]) -> Discovery:
     """The files to grade, in order, without duplicates. A path that does not
-    exist is a usage error."""
-    found: list[Path] = []
+    exist is a usage error; a file named explicitly is always tried."""
+    found = Discovery()
     seen: set[Path] = set()
     for path in paths:
         if not path.exists():
             raise TrackgradeError("parameter_invalid",
                                   f"cannot read '{path}': No such file or directory",
                                   param="path")
-        candidates = _walk(path) if path.is_dir() else [path]
+        candidates = _walk(path, found.skipped) if path.is_dir() else [path]
         for candidate in candidates:
             identity = candidate.resolve()
             if identity not in seen:
                 seen.add(identity)
-                found.append(candidate)
+                found.files.append(candidate)
+                base = path if path.is_dir() else path.parent
+                folder = candidate.parent.relative_to(base).as_posix() if path.is_dir() else ""
+                found.folders[str(candidate)] = "" if folder == "." else folder
     return found
 
 
 # ---------------------------------------------------------------- grading one file
-
-def empty_row(path: str) -> dict:
-    return {column: None for column in CSV_COLUMNS} | {"path": path}
-
-
-def row_for(path: str, analysis, seconds: float) -> dict:
-    """The summary row of a graded file (the CSV columns)."""
-    key = analysis.key
-    return empty_row(path) | {
-        "status": "ok", "score": analysis.score, "grade": analysis.grade.letter,
-        "bpm": round(float(analysis.tempo.bpm), 2),
-        "key": f"{key.key} {key.scale}" if key is not None else None,
-        "camelot": key.camelot if key is not None else None,
-        "genre": analysis.genre.detected,
-        "loudness_lufs": round(float(analysis.mix.loudness_lufs), 2),
-        "true_peak": round(float(analysis.mix.peak_dbfs), 2),
-        "seconds": round(seconds, 3),
-    }
-
-
-def failed_row(path: str, code: str, message: str, seconds: float) -> dict:
-    return empty_row(path) | {"status": "failed", "error_code": code,
-                              "error_message": message, "seconds": round(seconds, 3)}
-
 
 def grade_file(path: str, mastering_status: str, genre: str | None = None,
                references: tuple = ()) -> tuple[dict, dict | None]:
@@ -138,7 +136,8 @@ def grade_file(path: str, mastering_status: str, genre: str | None = None,
     except Exception as exc:  # one bad file must not stop the batch
         return failed_row(path, "engine_error", f"{type(exc).__name__}: {exc}",
                           time.perf_counter() - start), None
-    return row_for(path, analysis, time.perf_counter() - start), analysis.to_dict()
+    document = analysis.to_dict()
+    return row_for(path, document, time.perf_counter() - start), document
 
 
 # ---------------------------------------------------------------- running many
@@ -245,59 +244,6 @@ def _stop_pool(executor: ProcessPoolExecutor) -> None:
 
 # ---------------------------------------------------------------- output
 
-class RowWriter:
-    """Writes each row as it arrives (CSV or JSONL, by the file's extension)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.format = None
-        self._fh = None
-        self._csv = None
-        if path is None:
-            return
-        self.format = OUT_FORMATS.get(path.suffix.lower())
-        if self.format is None:
-            raise TrackgradeError("parameter_invalid",
-                                  f"--out must end in .csv or .jsonl, not '{path.name}'",
-                                  param="out")
-        try:
-            self._fh = open(path, "w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise TrackgradeError("parameter_invalid",
-                                  f"cannot write '{path}': {exc.strerror or exc}",
-                                  param="out") from None
-        if self.format == "csv":
-            self._csv = csv.DictWriter(self._fh, fieldnames=CSV_COLUMNS)
-            self._csv.writeheader()
-
-    def write(self, row: dict, document: dict | None) -> None:
-        if self._fh is None:
-            return
-        if self._csv is not None:
-            self._csv.writerow({k: "" if row[k] is None else row[k] for k in CSV_COLUMNS})
-        else:
-            self._fh.write(json.dumps(row | {"analysis": document}, ensure_ascii=False) + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-
-
-def summarize(rows: list[dict], wall_seconds: float) -> dict:
-    """The numbers of the summary table, JSON-ready."""
-    ok = [r for r in rows if r["status"] == "ok"]
-    grades = Counter(r["grade"] for r in ok)
-    slowest = max(rows, key=lambda r: r["seconds"] or 0.0) if rows else None
-    return {
-        "files": len(rows), "ok": len(ok), "failed": len(rows) - len(ok),
-        "mean_score": round(sum(r["score"] for r in ok) / len(ok), 1) if ok else None,
-        "grades": {g: grades[g] for g in GRADE_ORDER if grades[g]},
-        "slowest": {"path": slowest["path"], "seconds": slowest["seconds"]} if slowest else None,
-        "wall_seconds": round(wall_seconds, 2),
-    }
-
-
 def _progress(console, total: int):
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                TextColumn, TimeElapsedColumn, TimeRemainingColumn)
@@ -308,16 +254,27 @@ def _progress(console, total: int):
                     console=console, disable=not console.is_terminal, transient=False)
 
 
+class Sort(str, Enum):
+    """`--sort`: the order of the ranked table, the --out rows and the --json results."""
+    score = "score"
+    name = "name"
+
+
 def batch(
     paths: Annotated[list[Path], typer.Argument(
-        help="Audio files and/or folders (searched recursively).", show_default=False)],
+        metavar="PATH", help="Audio files and/or folders (searched recursively).",
+        show_default=False)],
     jobs: Annotated[Optional[int], typer.Option(
         "--jobs", "-j", min=1, max=64,
-        help="Worker processes (default: the number of CPUs; 1 runs in this process).",
-        show_default=False)] = None,
+        help="Worker processes (default: the number of CPUs).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Write one row per file to FILE.csv or FILE.jsonl "
-                            "(JSONL rows carry the full Analysis).", show_default=False)] = None,
+        "--out", "-o", metavar="FILE",
+        help="Also write one row per file to FILE.csv (the spreadsheet columns) or FILE.jsonl "
+             "(each row with its whole Analysis document).", show_default=False)] = None,
+    sort: Annotated[Sort, typer.Option(
+        "--sort", case_sensitive=False,
+        help="Order of the table and the rows: best score first, or by file name.")
+    ] = Sort.score,
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
@@ -329,13 +286,18 @@ def batch(
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
 ) -> None:
-    """Grade many files in parallel with a progress bar and a summary table. A file that
-    fails is recorded with its error and the batch goes on. Exit code 0 when all files were
-    graded, 1 when some failed, 2 when no files were found. `--genre` and `--reference` set
-    the targets of every file."""
+    """Grade a folder of tracks in parallel: a progress bar, then the graded files ranked best
+    first, the failures and a summary.
+
+    Folders are searched recursively; files it does not grade (other extensions) are counted
+    and named in the summary. A file that fails is recorded with its error and the batch goes
+    on. Exit code 0 when all files were graded, 1 when some failed, 2 when no files were found.
+    --genre and --reference set the targets of every file.
+    """
     genre = checked_genre(genre)
     references = load_references(reference)
-    files = [str(p) for p in collect_files(paths)]
+    found = collect_files(paths)
+    files = [str(p) for p in found.files]
     if not files:
         raise TrackgradeError("parameter_invalid",
                               "no audio files found (looked for "
@@ -364,29 +326,40 @@ def batch(
                 if row["status"] != "ok" and err.is_terminal:
                     from rich.text import Text
                     progress.console.print(Text.assemble(
-                        ("✗ ", "bold red"), f"{row['path']}: {row['error_message']}"))
+                        ("✗ ", "bold red"), (row["file"], "bold"),
+                        f"  {row['error_code']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
 
             runner(files, mastering.value, workers, on_result, genre, references)
+        writer.finish(sort.value)
     finally:
         writer.close()
     wall = time.perf_counter() - start
-    order = {path: i for i, path in enumerate(files)}
-    rows.sort(key=lambda r: order.get(r["path"], len(order)))
-    summary = summarize(rows, wall)
+    rows = sorted_rows(rows, sort.value)
+    summary = summarize(rows, wall, found.skipped)
     if as_json:
         sys.stdout.write(json.dumps({"summary": summary, "results": rows}, ensure_ascii=False,
                                     indent=2) + "\n")
     else:
-        from rich.console import Console
-
-        from trackgrade.cli.render import batch_summary_table, failures_table
-
-        console = Console(highlight=False)
-        failures = failures_table(rows)
-        if failures is not None:
-            console.print(failures)
-        console.print(batch_summary_table(rows, wall))
-        if out is not None:
-            console.print(f"rows written to {out}", style="dim")
+        print_batch(rows, summary, folders=found.folders, out=out)
     raise typer.Exit(EXIT_OK if summary["failed"] == 0 else EXIT_BAD)
+
+
+def print_batch(rows: list[dict], summary: dict, *, folders: dict[str, str],
+                out: Path | None) -> None:
+    """The screen after the progress bar: ranked table, failures, summary."""
+    from rich.console import Console
+
+    from trackgrade.cli.render import batch_summary_table, failures_table, ranked_table
+
+    console = Console(highlight=False)
+    limit = max(10, console.height - 14) if console.is_terminal else RANKED_ROWS
+    ranked = ranked_table(rows, limit=limit, width=console.width)
+    if ranked is not None:
+        console.print(ranked)
+    failures = failures_table(rows, folders)
+    if failures is not None:
+        console.print(failures)
+    console.print(batch_summary_table(summary))
+    if out is not None:
+        console.print(f"rows written to {out}", style="dim")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -114,7 +115,7 @@ def remote_analyze(
     client = make_client(base_url, key)
     err = stderr_console()
     with err.status(f"Uploading {file.name}…", spinner="dots") if err.is_terminal \
-            else _quiet():
+            else nullcontext():
         accepted = client.analyses.create(data, file_name=file.name,
                                           mastering_status=mastering.value,
                                           external_id=external_id, genre=genre)
@@ -130,7 +131,7 @@ def remote_analyze(
                 + f"\nfollow it with: trackgrade remote status {accepted['id']}")
         return
     with err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal \
-            else _quiet():
+            else nullcontext():
         doc = client.analyses.wait(accepted["id"], timeout=timeout)
     raise typer.Exit(show_analysis(doc, as_json))
 
@@ -196,11 +197,3 @@ def remote_account(
     from trackgrade.cli.render import account_table
 
     stdout_console().print(account_table(doc))
-
-
-class _quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

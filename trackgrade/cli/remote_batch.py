@@ -13,7 +13,11 @@ into (row, Analysis document), with the same signature as `run_in_pool`.
   bytes' SHA-256, the mastering status and the genre, so a re-run within the
   server's idempotency window (24 h) replays the first submission instead
   of paying again, and skips the upload when the bytes are already there.
-  (The same bytes under another name: the key is also salted with the name.)
+  The same bytes under another name get keys salted with the name. A replay
+  that must not be final -- a 402 from a run that ran out of credits (the
+  account may have been topped up), or a submission whose upload never came
+  -- moves on to the next of `MAX_ROUNDS` derived keys, so every re-run still
+  lands on the same key sequence and pays at most once per file.
 """
 
 from __future__ import annotations
@@ -26,21 +30,26 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Optional
 
-from trackgrade.client import APIError, Client, ConflictError
-from trackgrade.client.errors import APIConnectionError, RateLimitError, ServerError
+from trackgrade.client import APIError, Client, ConflictError, InsufficientCreditsError
+from trackgrade.client.errors import APIConnectionError, RateLimitError, ServerError, header
 from trackgrade.client.retry import NOT_RETRIED_429
 
 GIVE_UP_S = 900.0            # a file waiting for room longer than this becomes a failed row
 WAIT_TIMEOUT_S = 1800.0      # a file whose analysis takes longer than this becomes a failed row
 KEY_PREFIX = "tgbatch_"
+MAX_ROUNDS = 5               # fresh keys after replayed 402s / never-uploaded submissions
 
 
 def idempotency_key(data: bytes, mastering_status: str, genre: str | None,
-                    file_name: str | None = None) -> str:
+                    file_name: str | None = None, round_: int = 0) -> str:
     """The submission's Idempotency-Key: a pure function of the file's content
-    hash, the mastering status and the genre (and the name, when salted)."""
+    hash, the mastering status and the genre (salted with the name when the
+    same bytes come under two names, and with the round when a replayed
+    answer must not be the last word: see `submit`)."""
     content = hashlib.sha256(data).hexdigest()
     parts = [content, mastering_status, genre or ""] + ([file_name] if file_name else [])
+    if round_:
+        parts.append(f"round {round_}")
     return KEY_PREFIX + hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:48]
 
 
@@ -70,21 +79,28 @@ def backs_off(error: APIError) -> bool:
 
 
 def submit(client: Client, data: bytes, name: str, mastering_status: str, genre: str | None,
-           sleep: Callable[[float], None]):
-    """Create (submit + upload) with the derived key, waiting out 429/503."""
-    key = idempotency_key(data, mastering_status, genre)
+           sleep: Callable[[float], None], round_: int = 0):
+    """Create (submit + upload) with the derived key, waiting out 429/503.
+    Returns (accepted analysis, round). A replayed 402 (the first run ran out
+    of credits; the account may have been topped up since) moves on to the
+    next round's key, deterministically, so a re-run of a re-run still
+    replays instead of paying twice."""
     salted = False
     deadline = time.monotonic() + GIVE_UP_S
     backoff = 1.0
     while True:
+        key = idempotency_key(data, mastering_status, genre, name if salted else None, round_)
         try:
             return client.analyses.create(data, file_name=name, mastering_status=mastering_status,
-                                          genre=genre, idempotency_key=key)
+                                          genre=genre, idempotency_key=key), round_
         except ConflictError as exc:
             if exc.code != "idempotency_key_reused" or salted:
                 raise
-            # the same bytes were submitted under another name: a key of their own
-            key, salted = idempotency_key(data, mastering_status, genre, file_name=name), True
+            salted = True    # the same bytes were submitted under another name: own keys
+        except InsufficientCreditsError as exc:
+            if not replayed(exc) or round_ >= MAX_ROUNDS:
+                raise
+            round_ += 1
         except APIError as exc:
             if not backs_off(exc) or time.monotonic() > deadline:
                 raise
@@ -93,19 +109,32 @@ def submit(client: Client, data: bytes, name: str, mastering_status: str, genre:
             backoff = min(30.0, backoff * 2)
 
 
+def replayed(error: APIError) -> bool:
+    return (header(error.headers, "Idempotent-Replayed") or "").lower() == "true"
+
+
 def grade_remote(client: Client, path: str, mastering_status: str, genre: str | None,
                  sleep: Callable[[float], None]) -> tuple[dict, Optional[dict]]:
     """One file through the instance: (row, Analysis document or None). Never
     raises for a bad file or a refused request: its error becomes the row."""
-    from trackgrade.cli.batch import failed_row, row_for
+    from trackgrade.cli.rows import failed_row, row_for
     from trackgrade.model import analysis_from_dict
 
     start = time.perf_counter()
     try:
         data = Path(path).read_bytes()
-        accepted = submit(client, data, Path(path).name, mastering_status, genre, sleep)
-        doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S, poll_interval=0.25,
-                                   max_poll_interval=2.0)
+        round_ = 0
+        while True:
+            accepted, round_ = submit(client, data, Path(path).name, mastering_status, genre,
+                                      sleep, round_)
+            doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S,
+                                       poll_interval=0.25, max_poll_interval=2.0)
+            # a replay of a submission whose bytes never came (the first run died
+            # before its upload and the token expired): submit afresh, next round
+            if not (accepted.replayed and doc["status"] == "failed" and round_ < MAX_ROUNDS
+                    and (doc.get("error") or {}).get("code") == "upload_incomplete"):
+                break
+            round_ += 1
     except OSError as exc:
         return failed_row(path, "parameter_invalid",
                           f"cannot read '{path}': {exc.strerror or exc}",

@@ -7,7 +7,7 @@ call these and print the result.
 
 from __future__ import annotations
 
-from collections import Counter
+from pathlib import Path
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -31,6 +31,9 @@ FEEDBACK_STYLE = {"warn": ("▲ warn", "bold red"), "tip": ("● tip ", "bold ye
 SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
                  "breakdown": "blue", "outro": "cyan"}
 GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
+SKIPPED_NAMES = 6
+# Terminal width below which the ranked table drops a column, by its column count.
+RANKED_MIN_WIDTH = {9: 96, 8: 80, 7: 66, 6: 56, 5: 0}
 
 
 TIER_STYLE = {"great": "bold green", "good": "bold chartreuse3", "fair": "bold yellow",
@@ -282,41 +285,111 @@ def genres_table(genres: list[dict], *, wide: bool = True) -> Table:
     return table
 
 
-def batch_summary_table(rows: list[dict], elapsed_s: float) -> Table:
-    """The table that ends `trackgrade batch`."""
-    ok = [r for r in rows if r["status"] == "ok"]
-    failed = [r for r in rows if r["status"] != "ok"]
+def batch_summary_table(summary: dict) -> Table:
+    """The table that ends `trackgrade batch` (from `rows.summarize`)."""
     table = Table(box=box.ROUNDED, show_header=False, title="Batch summary",
                   title_justify="left", title_style="bold", padding=(0, 1))
-    table.add_column("what", style="dim")
+    table.add_column("what", style="dim", no_wrap=True)
     table.add_column("value")
-    table.add_row("files", str(len(rows)))
-    table.add_row("ok", Text(str(len(ok)), style="green"))
-    table.add_row("failed", Text(str(len(failed)), style="red" if failed else "green"))
-    if ok:
-        mean = sum(r["score"] for r in ok) / len(ok)
+    table.add_row("graded", Text(f"{summary['ok']} of {summary['files']}", style="green"))
+    table.add_row("failed", Text(str(summary["failed"]),
+                                 style="red" if summary["failed"] else "green"))
+    skipped = summary["skipped"]
+    if skipped["count"]:
+        names = [Path(p).name for p in skipped["files"]]
+        shown = ", ".join(names[:SKIPPED_NAMES])
+        more = f" and {len(names) - SKIPPED_NAMES} more" if len(names) > SKIPPED_NAMES else ""
+        table.add_row("skipped", Text.assemble((f"{skipped['count']} not audio", "yellow"),
+                                               f": {shown}{more}"))
+    if summary["mean_score"] is not None:
+        mean = summary["mean_score"]
         table.add_row("mean score", Text(f"{mean:.1f}", style=score_style(mean)))
-        counts = Counter(r["grade"] for r in ok)
-        table.add_row("grades", "  ".join(f"{g}×{counts[g]}" for g in GRADE_ORDER if counts[g]))
-    if rows:
-        slowest = max(rows, key=lambda r: r["seconds"] or 0.0)
-        table.add_row("slowest", f"{slowest['path']} ({slowest['seconds']:.1f} s)")
-    rate = len(rows) / elapsed_s if elapsed_s > 0 else 0.0
-    table.add_row("wall time", f"{elapsed_s:.1f} s ({rate:.2f} files/s)")
+        table.add_row("grades", "  ".join(f"{g}×{n}" for g, n in summary["grades"].items()))
+    slowest = summary["slowest"]
+    if slowest:
+        table.add_row("slowest", f"{Path(slowest['path']).name} ({slowest['seconds']:.1f} s)")
+    wall = summary["wall_seconds"]
+    rate = summary["files"] / wall if wall > 0 else 0.0
+    table.add_row("wall time", f"{wall:.1f} s ({rate:.2f} files/s)")
     return table
 
 
-def failures_table(rows: list[dict]) -> Table | None:
+def ranked_table(rows: list[dict], *, limit: int, width: int) -> Table | None:
+    """The graded files, best first, trimmed to the terminal: at most `limit`
+    rows, and the columns that do not fit `width` left out (warning, then
+    loudness, then key)."""
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -(r["score"] or 0))
+    if not ok:
+        return None
+    columns = [("#", "right"), ("file", "left"), ("score", "right"), ("grade", "left"),
+               ("genre", "left"), ("BPM", "right"), ("key", "left"), ("LUFS", "right"),
+               ("top warning", "left")]
+    optional = ["top warning", "LUFS", "key", "genre"]
+    while optional and width < RANKED_MIN_WIDTH[len(columns)]:
+        name = optional.pop(0)
+        columns = [c for c in columns if c[0] != name]
+    names = [c[0] for c in columns]
+    rows_text = []
+    for rank, row in enumerate(ok[:limit], start=1):
+        camelot = f" {row['camelot']}" if row["camelot"] else ""
+        rows_text.append({
+            "#": str(rank), "file": row["file"], "score": str(row["score"]),
+            "grade": row["grade"], "genre": row["genre"] or "-",
+            "BPM": f"{row['bpm']:.1f}" if row["bpm"] is not None else "-",
+            "key": (row["key"] or "-") + camelot,
+            "LUFS": f"{row['loudness_lufs']:.1f}" if row["loudness_lufs"] is not None else "-",
+            "top warning": row["top_warning"] or "–"})
+    def build(room: int) -> Table:
+        table = Table(box=box.SIMPLE_HEAD, title="Ranked", title_justify="left",
+                      title_style="bold", padding=(0, 1), pad_edge=False)
+        for name, justify in columns:
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                             max_width=32 if name == "file" else None)
+        for cells, row in zip(rows_text, ok):
+            styled = dict(cells)
+            styled["score"] = Text(cells["score"], style=score_style(row["score"]))
+            warning = cells["top warning"]
+            if len(warning) > room:
+                warning = warning[:max(room - 1, 1)].rstrip() + "…"
+            styled["top warning"] = Text(warning, style="" if row["top_warning"] else "dim")
+            table.add_row(*(styled[name] for name in names))
+        return table
+
+    # the top warning gives way until the table fits the terminal
+    from rich.console import Console
+
+    measure = Console(width=10_000)
+    room = max(len(r["top warning"]) for r in rows_text)
+    table = build(room)
+    for _ in range(4):
+        excess = measure.measure(table).maximum - width
+        if excess <= 0 or "top warning" not in names:
+            break
+        room = max(12, room - excess)
+        table = build(room)
+    if len(ok) > limit:
+        table.caption = f"… {len(ok) - limit} more graded files (all of them in --out / --json)"
+        table.caption_justify = "left"
+    return table
+
+
+def failures_table(rows: list[dict], folders: dict[str, str] | None = None) -> Table | None:
+    """The files that failed: name, folder (relative to the argument it was
+    found under), error code and message."""
     failed = [r for r in rows if r["status"] != "ok"]
     if not failed:
         return None
+    folders = folders or {}
     table = Table(box=box.SIMPLE_HEAD, title="Failures", title_justify="left",
-                  title_style="bold red", padding=(0, 1))
-    table.add_column("file")
-    table.add_column("code", style="red")
-    table.add_column("message")
+                  title_style="bold red", padding=(0, 1), pad_edge=False)
+    table.add_column("file", style="bold", overflow="fold")
+    table.add_column("folder", style="dim", overflow="fold")
+    table.add_column("code", style="red", no_wrap=True)
+    table.add_column("message", ratio=1)
     for row in failed:
-        table.add_row(row["path"], row["error_code"] or "", row["error_message"] or "")
+        folder = folders.get(row["path"], str(Path(row["path"]).parent))
+        table.add_row(row["file"], folder or ".", row["error_code"] or "",
+                      row["error_message"] or "")
     return table
 
 

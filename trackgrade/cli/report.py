@@ -1,8 +1,15 @@
-"""`trackgrade report FILE`: analyze a file and write a self-contained HTML report."""
+"""`trackgrade report FILE`: analyze a file and write a self-contained HTML report.
+
+Each file is read once into memory; the Analysis comes from the pipeline and
+the report's time series (waveform envelope, stereo correlation, true-peak
+overs, clipped regions) from the decoded samples (`trackgrade.report.timeline`).
+A `--reference` track is measured once: its targets grade the track, and its
+own analysis and timeline are drawn beside the track on every chart.
+`--json` prints the Analysis document on stdout, exactly as `analyze --json`.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -11,8 +18,9 @@ from typing import Annotated, Optional
 import typer
 
 from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
-                                    ReferenceOption, analyze_path, check_readable, checked_genre,
-                                    load_references, stderr_console)
+                                    ReferenceOption, check_readable, checked_genre, dump_json,
+                                    stderr_console)
+from trackgrade.cli.errors import read_input_file
 from trackgrade.errors import TrackgradeError
 
 
@@ -29,41 +37,89 @@ def write_text(path: Path, text: str) -> None:
                               f"cannot write '{path}': {exc.strerror or exc}", param="out") from None
 
 
+def measured_reference(path: Path, mastering_status: str, genre: str | None):
+    """(targets, ReportTrack) of one reference file: measured once, graded on its
+    own (against the same genre choice) for the charts."""
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.extract import extract
+    from trackgrade.grading.targets import Reference
+    from trackgrade.pipeline import grade
+    from trackgrade.report import ReportTrack, timeline_of
+
+    check_readable(path)
+    data = read_input_file(path)
+    try:
+        audio = decode(data, file_name=path.name)
+        features = extract(audio)
+        analysis = grade(features, file_name=path.name, mastering_status=mastering_status,
+                         genre=genre)
+    except TrackgradeError as exc:
+        raise TrackgradeError(exc.code, f"cannot use reference '{path}': {exc.message}",
+                              param="reference") from None
+    return (Reference.from_features(path.name, features),
+            ReportTrack(analysis, timeline_of(audio, analysis)))
+
+
+def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
+                 reference_paths: list[Path] | None = None):
+    """(Analysis, HTML) for one file (and its references), each read into memory once."""
+    from trackgrade.engine.decode import decode
+    from trackgrade.pipeline import analyze as run_pipeline
+    from trackgrade.report import render_report, timeline_of
+
+    check_readable(path)
+    measured = [measured_reference(p, mastering_status, genre) for p in reference_paths or ()]
+    data = read_input_file(path)
+    try:
+        analysis = run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
+                                genre=genre, references=tuple(m[0] for m in measured))
+        timeline = timeline_of(decode(data, file_name=path.name), analysis)
+    except TrackgradeError as exc:
+        raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
+                              param=exc.param) from None
+    return analysis, render_report(analysis, timeline=timeline,
+                                   references=[m[1] for m in measured])
+
+
 def report(
-    file: Annotated[Path, typer.Argument(help="An audio file (WAV, AIFF, FLAC, MP3).",
-                                         show_default=False)],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="An audio file (WAV, AIFF, "
+                                         "FLAC, MP3).", show_default=False)],
     out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Where to write the HTML ('-' for stdout). "
-                            "Default: <stem>.report.html in the current directory.",
-        show_default=False)] = None,
+        "--out", "-o", metavar="FILE",
+        help="Where to write the HTML ('-' for stdout). Default: <stem>.report.html in the "
+             "current directory.", show_default=False)] = None,
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Analyze a file and write a self-contained HTML report (inline SVG charts, no network):
-    score and grade, pillars, band balance against the genre ideal, loudness and energy over
-    time with the sections, tempo/key/genre, the diagnosis and the feedback."""
-    from trackgrade.report import render_report
+    """Write a self-contained HTML report of one track: one file, no network, prints well.
 
-    check_readable([file])
+    It shows the score and grade, the pillars, the tonal balance in dB against the target with
+    its tolerance band, one timeline (waveform, short-term loudness against the target range,
+    true-peak overs, clipped regions, the sections and their loudness) with the stereo
+    correlation beneath it, the key on a Camelot wheel, the diagnosis and the feedback. With
+    --reference, each reference track is drawn beside yours on every chart.
+    """
+    if as_json and out is not None and str(out) == "-":
+        raise TrackgradeError("parameter_invalid",
+                              "--json and --out - both write to stdout; choose one", param="out")
     genre = checked_genre(genre)
-    references = load_references(reference)
     err = stderr_console()
     status = (err.status(f"Analyzing {file.name}…", spinner="dots")
               if err.is_terminal else nullcontext())
     with status:
-        analysis = analyze_path(file, mastering.value, genre=genre, references=references)
-    html = render_report(analysis)
+        analysis, html = build_report(file, mastering.value, genre=genre,
+                                      reference_paths=reference)
     if out is not None and str(out) == "-":
         sys.stdout.write(html)
         return
     target = out if out is not None else default_report_path(file)
     write_text(target, html)
+    note = (f"{target}  ({analysis.grade.letter}, {analysis.score}/100, "
+            f"{len(html.encode('utf-8')) / 1024:.0f} KiB)")
     if as_json:
-        sys.stdout.write(json.dumps({"out": str(target), "file_name": analysis.file_name,
-                                     "score": analysis.score,
-                                     "grade": analysis.grade.letter}) + "\n")
+        sys.stdout.write(dump_json(analysis.to_dict()) + "\n")
+        typer.echo(note, err=True)
     else:
-        typer.echo(f"{target}  ({analysis.grade.letter}, {analysis.score}/100, "
-                   f"{len(html) / 1024:.0f} KiB)")
+        typer.echo(note)

@@ -30,8 +30,13 @@ DEFAULT_OVERLAP = 86400
 
 def check_url(url: str) -> str:
     """`https://` with a host, or `http://` to a loopback address only."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port                          # noqa: B018 - raises for a bad port
+    except ValueError:
+        raise TrackgradeError("parameter_invalid", f"webhook URL is not a valid URL: {url!r}",
+                              param="url") from None
     if parts.scheme == "https" and host:
         return url
     if parts.scheme == "http" and _is_loopback(host):

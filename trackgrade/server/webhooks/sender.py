@@ -57,13 +57,10 @@ class HttpSender:
              timeout: float = TIMEOUT_S) -> SendResult:
         started = time.monotonic()
         deadline = started + timeout
-        parts = urlsplit(url)
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        if parts.scheme == "https":
-            conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
-                                               context=self._ssl)
-        else:
-            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        try:
+            conn, path = self._connection(url, timeout)
+        except ValueError as exc:           # an unusable URL: a failed attempt, not a crash
+            return SendResult(None, None, _describe(exc), time.monotonic() - started)
         all_headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT,
                        "Connection": "close", **headers}
         try:
@@ -80,6 +77,17 @@ class HttpSender:
             return SendResult(None, None, _describe(exc), time.monotonic() - started)
         finally:
             conn.close()
+
+
+    def _connection(self, url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if parts.scheme == "https":
+            return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                               context=self._ssl), path
+        return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout), path
 
 
 def _shorten(conn: http.client.HTTPConnection, deadline: float) -> None:

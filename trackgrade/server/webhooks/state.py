@@ -6,7 +6,7 @@
                "dispatched". Its `envelope` is the body of every delivery.
     delivery   {"id": "<event id>:<endpoint id>", "event_id", "webhook_id",
                 "account_id", "created", "state", "attempts",
-                "next_attempt_at", "lease_until", "last_attempt_at",
+                "next_attempt_at", "lease_until", "lease_id", "last_attempt_at",
                 "last_status", "last_error", "delivered_at"}
                "state": "pending" -> "delivered" (a 2xx) | "failed" (schedule
                used up, or 410) | "cancelled" (endpoint disabled or removed).
@@ -17,7 +17,8 @@ new events and, per endpoint with room, takes the due deliveries, bumping
 claimer takes it while the attempt runs). A later PostgreSQL store turns the
 per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease.
 `record_results` writes a batch of outcomes in one transaction and ignores
-outcomes whose lease was lost (the row moved on meanwhile).
+outcomes whose lease was lost (the row's `lease_id` changed: resent, or
+claimed again after the lease ran out).
 
 After a crash the leased rows are still "pending": `recover_leases` (run at
 start by the only server of a data directory) makes them due at once, so an
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets as secrets_module
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -53,6 +55,7 @@ class Job:
     secrets: tuple[str, ...]
     body: bytes
     attempt: int
+    lease_id: str = ""
 
 
 def delivery_id(event_id: str, webhook_id: str) -> str:
@@ -76,7 +79,8 @@ def new_delivery(event: dict, webhook_id: str, now: float) -> dict:
     return {"id": delivery_id(event["id"], webhook_id), "event_id": event["id"],
             "webhook_id": webhook_id, "account_id": event["account_id"],
             "created": event["created"], "state": "pending", "attempts": 0,
-            "next_attempt_at": float(now), "lease_until": None, "last_attempt_at": None,
+            "next_attempt_at": float(now), "lease_until": None, "lease_id": None,
+            "last_attempt_at": None,
             "last_status": None, "last_error": None, "delivered_at": None}
 
 
@@ -139,10 +143,10 @@ def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: in
                 body = bodies[row["event_id"]] = event_body(event)
             row["attempts"] = int(row["attempts"]) + 1
             row.update(lease_until=now + lease, next_attempt_at=now + lease,
-                       last_attempt_at=now)
+                       last_attempt_at=now, lease_id=secrets_module.token_hex(8))
             txn.put("deliveries", row)
             jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
-                            secrets, body, row["attempts"]))
+                            secrets, body, row["attempts"], row["lease_id"]))
     return jobs
 
 
@@ -176,9 +180,10 @@ def _record_in(txn: Txn, results: Iterable[tuple[Job, SendResult]], now: float,
     latest: dict[str, SendResult] = {}
     for job, result in results:
         row = txn.get("deliveries", job.delivery_id)
-        if row is None or row["state"] != "pending" or row["attempts"] != job.attempt:
-            continue                        # lease lost: someone else owns the row now
-        row.update(lease_until=None, last_status=result.status, last_error=result.error)
+        if row is None or row["state"] != "pending" or row.get("lease_id") != job.lease_id:
+            continue                        # lease lost: the row moved on (resend, re-claim)
+        row.update(lease_until=None, lease_id=None, last_status=result.status,
+                   last_error=result.error)
         if result.acknowledged:
             row.update(state="delivered", delivered_at=now)
         elif result.status == 410:
@@ -235,7 +240,7 @@ def recover_leases(store: Store, now: float) -> int:
         with store.transaction() as txn:
             for row in txn.select("deliveries.due", (endpoint["id"],)):
                 if row.get("lease_until") is not None:
-                    row.update(lease_until=None, next_attempt_at=float(now))
+                    row.update(lease_until=None, lease_id=None, next_attempt_at=float(now))
                     txn.put("deliveries", row)
                     recovered += 1
     return recovered
