@@ -90,7 +90,11 @@ def onset_envelope(spec: ShortFrames) -> Onsets:
     ref = max(float(total.max()) if total.size else 0.0, 1e-12)
     # log compression relative to the loudest frame: 80 dB of range
     floor = ref * 1e-8
-    logb = np.log10(np.maximum(bands, floor / len(edges)) / ref) * 10.0
+    # and each band at most 50 dB under its own frame: a steady tone's window
+    # leakage into far bands wobbles by several dB from frame to frame, which
+    # is no onset (a drone or a chord would otherwise show a "pulse")
+    band_floor = np.maximum(floor / len(edges), total[:, None] * 1e-5)
+    logb = np.log10(np.maximum(bands, band_floor) / ref) * 10.0
     energy_db = 10.0 * np.log10(np.maximum(total, floor) / ref)
     flux = np.diff(logb, axis=0, prepend=logb[:1])
     # rises under 0.5 dB are not onsets (a steady tone's leakage wobbles by less)
@@ -599,7 +603,11 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     sal_low = float(_comb_scores(ac_low, fps, bpm_arr, max_lag)[0])
     # a pulse needs percussion: high-frequency transients (hats, snares) or a kick
     # pulse. Ambient bells on a grid, a few tonal notes a second, are not a beat.
-    percussive = max(float(np.clip((on.hf_activity - 0.6) / 0.8, 0.0, 1.0)), float(np.clip(sal_low / 0.4, 0.0, 1.0)))
+    # A kick-band pulse counts when its onsets are real rises (kicks rise by
+    # several dB; a drone's beating or leakage wobbles by under 1 dB)
+    kick_rise = float(np.percentile(on.low, 99)) if on.low.size else 0.0
+    kick = float(np.clip(sal_low / 0.4, 0.0, 1.0)) * float(np.clip((kick_rise - 0.5) / 1.0, 0.0, 1.0))
+    percussive = max(float(np.clip((on.hf_activity - 0.6) / 0.8, 0.0, 1.0)), kick)
     density = float(np.clip((onset_rate - 0.5) / 1.5, 0.0, 1.0))
     beat_strength = float(np.clip(0.5 * sal_full + 0.5 * sal_low, 0.0, 1.0)) ** 0.75 * percussive * density
     confidence = float(np.clip(0.5 * est.confidence + 0.5 * min(1.0, beat_strength / 0.4), 0.0, 1.0))
