@@ -122,6 +122,9 @@ def analyze(
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also print the full diagnosis, the sections and every check "
+                                "that passed.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Grade audio files on this machine. Each gets its score and grade, pillars, tempo, key,
@@ -157,7 +160,7 @@ def analyze(
             entries.append(analysis.to_dict())
         else:
             from trackgrade.cli.render import render_analysis
-            out.print(render_analysis(analysis))
+            out.print(render_analysis(analysis, verbose=verbose))
     if not as_json and len(done) > 1:
         from trackgrade.cli.render import comparison_table
         out.print(comparison_table(done))

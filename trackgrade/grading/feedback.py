@@ -9,7 +9,7 @@ rhythm, structure, key, genre, file.
 from __future__ import annotations
 
 from trackgrade.grading import limits as L
-from trackgrade.grading.diagnosis import (_targets, a_an, as_target, band_advice, clock,
+from trackgrade.grading.diagnosis import (_targets, as_target, balance_ok_text, band_advice, clock,
                                           not_electronic_text, profile_name, target_name)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis, FeedbackItem
@@ -178,8 +178,7 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:
         out.append((0.0, FeedbackItem("pass", "frequency", (
-            f"Every band sits within the normal spread of {target} (frequency score "
-            f"{a.frequency.score}).")))) 
+            f"{balance_ok_text(a)} (frequency score {a.frequency.score}).")))) 
     return out
 
 
