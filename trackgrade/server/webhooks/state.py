@@ -14,8 +14,9 @@
 One function, `claim_due`, picks the work: in ONE transaction it fans out
 new events and, per endpoint with room, takes the due deliveries, bumping
 `attempts` and leasing each one (`next_attempt_at` = now + lease, so no other
-claimer takes it while the attempt runs). A later PostgreSQL store turns the
-per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease.
+claimer takes it while the attempt runs). The PostgreSQL store turns the
+per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease
+(`skip_locked=True`): nodes sharing a database never claim the same row.
 `record_results` writes a batch of outcomes in one transaction and ignores
 outcomes whose lease was lost (the row's `lease_id` changed: resent, or
 claimed again after the lease ran out).
@@ -87,7 +88,7 @@ def new_delivery(event: dict, webhook_id: str, now: float) -> dict:
 def fan_out(txn: Txn, now: float, limit: int = FAN_OUT_BATCH) -> int:
     """One delivery row per enabled endpoint of the account for each new
     event; the event becomes "dispatched". Returns how many events."""
-    events = txn.select("events.pending", upto=(now,), limit=limit)
+    events = txn.select("events.pending", upto=(now,), limit=limit, skip_locked=True)
     for event in events:
         for endpoint in txn.select("webhooks.by_account", (event["account_id"],)):
             if endpoint.get("enabled", True):
@@ -135,7 +136,8 @@ def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: in
         if free <= 0:
             continue
         secrets = signing_secrets(endpoint, now)
-        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,)):
+        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,),
+                              skip_locked=True):
             if row["id"] in held:
                 continue
             body = bodies.get(row["event_id"])
