@@ -16,7 +16,7 @@ from trackgrade.grading.genres import (GENRES, LABELS, GenreGuess, band_similari
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
-from trackgrade.grading.validate import open_key_for
+from trackgrade.keys import open_key as open_key_for
 from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy, Frequency,
                               FrequencyBands, GenreResult, KeyAlternative, KeyResult, Mix, Scores,
                               StructureResult, StructureSection, Tempo, TempoAlternative)

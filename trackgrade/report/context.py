@@ -139,18 +139,17 @@ def loudness_range(series: list[dict]) -> tuple[float, float]:
 # ---------------------------------------------------------------- key
 
 def camelot_keys() -> list[dict]:
-    from trackgrade.engine.tonal import PITCH_CLASSES, SCALES, camelot
+    from trackgrade.keys import SCALES, TONICS, camelot
 
     return [{"code": camelot(t, s), "name": t + ("m" if s == "minor" else "")}
-            for s in SCALES for t in PITCH_CLASSES]
+            for s in SCALES for t in TONICS]
 
 
 def compatible_codes(code: str) -> list[str]:
     """The harmonic-mixing neighbours: ±1 on the same ring and the relative key."""
-    number, letter = int(code[:-1]), code[-1]
-    other = "A" if letter == "B" else "B"
-    return [f"{(number - 2) % 12 + 1}{letter}", f"{number % 12 + 1}{letter}",
-            f"{number}{other}"]
+    from trackgrade.keys import camelot_neighbours
+
+    return camelot_neighbours(code)
 
 
 def key_block(analysis: Analysis, references: list[ReportTrack]) -> dict:
