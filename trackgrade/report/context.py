@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.model import Analysis
+from trackgrade.model import Analysis, Extras
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
 
@@ -40,8 +40,8 @@ def score_colour(score: float) -> str:
     return TIER_COLOUR[score_tier(score)]
 
 
-def extras_of(analysis: Analysis) -> dict:
-    return analysis.extras if isinstance(analysis.extras, dict) else {}
+def extras_of(analysis: Analysis) -> Extras:
+    return analysis.extras
 
 
 def _finite(value) -> float | None:
