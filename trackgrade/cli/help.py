@@ -44,7 +44,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
                ("The JSON of GET /genres", "trackgrade genres --json")),
     "serve": (("The API on port 8080", "trackgrade serve --data ./trackgrade-data"),
               ("Two analysis workers on all interfaces",
-               "trackgrade serve --host 0.0.0.0 --workers 2")),
+               "trackgrade serve --host 0.0.0.0 --workers 2"),
+              ("One of several nodes sharing PostgreSQL",
+               "trackgrade serve --database postgresql://tg@db/tg --node-id api-1")),
     "admin": (("Create a live key", "trackgrade admin keys create --data ./trackgrade-data"),
               ("Top up credits", "trackgrade admin credits acct_123 --add 50")),
     "admin keys": (("Create a test key", "trackgrade admin keys create --mode test"),
@@ -58,6 +60,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
                      "trackgrade admin embed 6f1c2d3e-0000-4000-8000-000000000000 on"),),
     "admin maintenance": (("Answer 503 while you migrate", "trackgrade admin maintenance on"),
                           ("Back to normal", "trackgrade admin maintenance off")),
+    "admin migrate": (("Move a data directory into PostgreSQL",
+                       "trackgrade admin migrate --data ./trackgrade-data "
+                       "--database postgresql://tg@db/tg"),),
     "admin webhooks": (("Register an endpoint",
                         "trackgrade admin webhooks add https://example.com/hooks "
                         "--account acct_123"),),
