@@ -177,6 +177,7 @@ class Extras:
     field by name (templates); `to_dict()` is the JSON form."""
     truncated: bool = False
     declared_duration_s: float | None = None
+    decoder_notes: int = 0                   # damaged MP3 frames the decoder complained about
     sample_rate: int = 0
     channels: int = 2
     container: str = ""
