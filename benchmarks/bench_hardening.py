@@ -113,7 +113,23 @@ def make_before(target: Path) -> None:
     worker.write_text(text)
 
 
-def throughput_once(src: Path, tracks: list[bytes], data: Path) -> float:
+def group_cpu_seconds(pgid: int) -> float:
+    """user + system CPU seconds of every live process in the process group."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(name)) != pgid:
+                continue
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def throughput_once(src: Path, tracks: list[bytes], data: Path) -> tuple[float, float]:
     from serve_process import ServeProcess
     from server_harness import multipart, request
 
@@ -130,10 +146,13 @@ def throughput_once(src: Path, tracks: list[bytes], data: Path) -> float:
         store.close()
     env = {"PYTHONPATH": str(src), "TRACKGRADE_IN_FLIGHT": "1000",
            "TRACKGRADE_RATE_PER_MINUTE": "100000", "TRACKGRADE_QUEUE_SIZE": "64"}
-    served = ServeProcess(data, "--workers", "2", env=env)
+    served = ServeProcess(data, "--workers", "2", env=env, cwd=src)    # `-m` imports from cwd
     try:
         assert served.url, served.output
+        assert served.proc.pid and Path(f"/proc/{served.proc.pid}/cwd").resolve() == src.resolve()
         time.sleep(8)                       # both workers import the engine first
+        pgid = os.getpgid(served.proc.pid)
+        cpu_before = group_cpu_seconds(pgid)
         started = time.monotonic()
         ids = []
 
@@ -159,7 +178,7 @@ def throughput_once(src: Path, tracks: list[bytes], data: Path) -> float:
                     assert doc["status"] == "complete", doc
                     break
                 time.sleep(0.05)
-        return time.monotonic() - started
+        return time.monotonic() - started, group_cpu_seconds(pgid) - cpu_before
     finally:
         served.stop()
 
@@ -173,14 +192,21 @@ def workers(args) -> dict:
                                   for i in range(args.tracks)])
     tracks = [(folder / f"{s['name']}.wav").read_bytes() for s in specs]
     runs: dict = {"after": [], "before": []}
+    cpu: dict = {"after": [], "before": []}
+    loads = []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.runs):
             for name, src in (("before", before), ("after", ROOT)):
-                runs[name].append(round(throughput_once(src, tracks, Path(tmp) / "data"), 2))
-                print(name, runs[name][-1], flush=True)
+                wall, used = throughput_once(src, tracks, Path(tmp) / "data")
+                runs[name].append(round(wall, 2))
+                cpu[name].append(round(used, 2))
+                loads.append(os.getloadavg()[0])
+                print(name, runs[name][-1], cpu[name][-1], flush=True)
     ratios = [round(a / b, 3) for a, b in zip(runs["after"], runs["before"])]
     audio_s = args.tracks * args.seconds
     return {"tracks": args.tracks, "seconds_each": args.seconds, "runs": runs,
+            "cpu_s": cpu, "median_cpu_s": {k: statistics.median(v) for k, v in cpu.items()},
+            "load_1min_min_max": [round(min(loads), 1), round(max(loads), 1)],
             "median_s": {k: statistics.median(v) for k, v in runs.items()},
             "audio_minutes_per_minute": {k: round(audio_s / statistics.median(v), 1)
                                          for k, v in runs.items()},

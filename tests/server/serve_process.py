@@ -26,12 +26,12 @@ class ServeProcess:
     """`trackgrade serve --data DIR ...` in its own session; `url` once it serves."""
 
     def __init__(self, data: Path, *extra: str, env: dict | None = None,
-                 port: bool = True, timeout: float = 90) -> None:
+                 port: bool = True, timeout: float = 90, cwd: Path | None = None) -> None:
         self.env = {**os.environ, "TRACKGRADE_DOCS_URL": "https://docs.example.test/e",
                     "PYTHONUNBUFFERED": "1", **(env or {})}
         args = CLI + ["serve", "--data", str(data), *(["--port", "0"] if port else []), *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     env=self.env, start_new_session=True, text=True)
+                                     env=self.env, start_new_session=True, text=True, cwd=cwd)
         self.log: list[str] = []
         self.url = None
         deadline = time.monotonic() + timeout
