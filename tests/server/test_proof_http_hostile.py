@@ -94,6 +94,23 @@ def test_hostile_json_bodies(server, raw, code):
     assert error["code"] == code, error
 
 
+@pytest.mark.parametrize("raw", [
+    b"GET /v1/genres HTTP/1.1\r\n\tfolded\r\n\r\n",           # a continuation line first
+    b"GET /v1/genres HTTP/1.1\r\nBad Header\r\n\r\n",            # no colon
+    b"GET /v1/genres HTTP/1.1\r\nX: a\x00b\r\n\r\n",              # NUL in a value
+    b"GET /v1/genres HTTP/1.1\r\nX : y\r\n\r\n",                 # space before the colon
+    b"GET /v1/genres HTTP/1.1\r\nX\xff: y\r\n\r\n",              # a byte no header name holds
+    b"GET\r\n\r\n",                                          # no target, no version
+])
+def test_unparseable_request_heads_are_answered_at_once(server, raw):
+    """These used to get no answer at all (the error page needed the path
+    of a request whose head never parsed): the client hung until its timeout."""
+    started = time.monotonic()
+    status, headers, body = exchange(server.url, raw, timeout=5)
+    assert status == 400 and time.monotonic() - started < 5
+    assert envelope(status, headers, body)["code"] == "parameter_invalid"
+
+
 def test_oversized_header_is_the_envelope(server):
     status, headers, body = exchange(server.url, (
         "GET /v1/genres HTTP/1.1\r\nHost: x\r\nX-Big: " + "a" * 300_000 + "\r\n\r\n").encode())

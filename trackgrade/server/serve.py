@@ -66,12 +66,14 @@ class EnvelopeErrorTask(ErrorTask):
 
         error = self.request.error
         code = _WAITRESS_CODES.get(error.code, "api_error")
-        path = self.request.path or ""
+        # a request line or header that does not parse leaves no path (nor headers)
+        path = getattr(self.request, "path", None) or ""
         if code == "request_too_large" and error.code == 413 and path.startswith(UPLOADS):
             code = "file_too_large"
             hook = getattr(self.channel.server, "trackgrade_oversize", None)
             if hook is not None:
-                hook(path[len(UPLOADS):], self.request.headers.get("AUTHORIZATION"))
+                hook(path[len(UPLOADS):],
+                     (getattr(self.request, "headers", None) or {}).get("AUTHORIZATION"))
         status = ERROR_CODES[code][0]
         request_id = new_request_id()
         docs_url = getattr(self.channel.server, "trackgrade_docs_url", None)
