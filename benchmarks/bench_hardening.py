@@ -61,6 +61,7 @@ def fuzz(args) -> dict:
         out[mode] = {"generated": result.generated, "served": result.served,
                      "failures": len(result.failures), "errors": len(result.errors),
                      "server_errors_5xx": result.server_errors,
+                     "server_exceptions": result.server_exceptions,
                      "uploads_accepted": result.uploads_accepted, "statuses": result.statuses}
     return out
 

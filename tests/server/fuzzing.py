@@ -26,6 +26,17 @@ HERE = Path(__file__).resolve().parent
 CONFIG = '[auth.openapi.apiKey]\nbearer = "${TRACKGRADE_FUZZ_KEY}"\n'
 
 
+class ErrorCounter(logging.Handler):
+    """Counts ERROR records (waitress logs a request it failed to answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
 class StatusCounter(logging.Handler):
     """Counts the statuses in the server's access log lines."""
 
@@ -51,6 +62,7 @@ class FuzzResult:
     served: int
     server_errors: int
     uploads_accepted: int
+    server_exceptions: int = 0
     statuses: dict = field(default_factory=dict)
     output: str = ""
 
@@ -66,6 +78,9 @@ def run(mode: str = "test", *, max_examples: int = 25, max_time: int | None = No
     level = access.level
     access.addHandler(counter)
     access.setLevel(logging.INFO)
+    errors = ErrorCounter()
+    for name in ("waitress", "trackgrade"):
+        logging.getLogger(name).addHandler(errors)
     try:
         key, _ = server.key(mode, credits=10**6)
         with tempfile.TemporaryDirectory() as tmp:
@@ -91,6 +106,8 @@ def run(mode: str = "test", *, max_examples: int = 25, max_time: int | None = No
     finally:
         access.removeHandler(counter)
         access.setLevel(level)
+        for name in ("waitress", "trackgrade"):
+            logging.getLogger(name).removeHandler(errors)
         server.stop()
     cases = summary.get("test_cases", {})
     return FuzzResult(
@@ -99,4 +116,5 @@ def run(mode: str = "test", *, max_examples: int = 25, max_time: int | None = No
         exit_code=proc.returncode, served=sum(counter.statuses.values()),
         server_errors=sum(n for s, n in counter.statuses.items() if s >= 500),
         uploads_accepted=sum(n for k, n in counter.paths.items() if k.endswith(" 200")),
+        server_exceptions=errors.count,
         statuses=dict(sorted(counter.statuses.items())), output=proc.stdout[-6000:])
