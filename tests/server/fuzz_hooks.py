@@ -1,9 +1,10 @@
 """Schemathesis hooks for fuzzing the server (SCHEMATHESIS_HOOKS=fuzz_hooks).
 
 The upload step is authorised by the upload token a submission returned, not
-by the API key: remember each 202's token and hand it to the upload of that
-analysis (the OpenAPI link submit -> upload supplies the id), so the upload
-is sent with explicit, valid credentials and its auth checks can probe it."""
+by the API key: remember each 202's token and send it with the upload of that
+analysis (the OpenAPI link submit -> upload supplies the id), marked as
+explicit credentials so the auth checks probe it (without it and with a wrong
+token) instead of taking a valid token for a generated one."""
 
 from __future__ import annotations
 
@@ -20,12 +21,10 @@ def after_call(context, case, response):
         TOKENS[body["id"]] = body["upload"]["token"]
 
 
-@schemathesis.auth(refresh_interval=None, retry_on=[]).apply_to(operation_id="uploadAudio")
-class UploadToken:
-    def get(self, case, context):
-        return "by-analysis"        # the token is picked per case in `set`
-
-    def set(self, case, data, context):
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if case.operation.method.upper() == "POST" and case.operation.path.startswith("/uploads/"):
         analysis_id = str((case.path_parameters or {}).get("analysis_id"))
         token = TOKENS.get(analysis_id, "upt_not_issued")
         case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+        case._has_explicit_auth = True

@@ -23,7 +23,16 @@ from pathlib import Path
 from server_harness import start
 
 HERE = Path(__file__).resolve().parent
-CONFIG = '[auth.openapi.apiKey]\nbearer = "${TRACKGRADE_FUZZ_KEY}"\n'
+# the upload step judges the bytes themselves, which no schema can describe: a
+# schema-valid upload of bytes that are not audio is rightly 413 or 422 (live)
+CONFIG = """[auth.openapi.apiKey]
+bearer = "${TRACKGRADE_FUZZ_KEY}"
+
+[[operations]]
+include-operation-id = "uploadAudio"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "413",
+                                                     "422", "429", "503"]
+"""
 
 
 class ErrorCounter(logging.Handler):
@@ -48,7 +57,7 @@ class StatusCounter(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         method, path, status = record.args[:3]
         self.statuses[int(status)] += 1
-        if path.startswith("/v1/uploads/"):
+        if method == "POST" and path.startswith("/v1/uploads/"):
             self.paths[f"{method} /v1/uploads/* {status}"] += 1
 
 
