@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from trackgrade.server.store import new_event, open_store
+from trackgrade.server import queries
 
 ACCOUNTS = 200
 WORDS = ("kick", "sub", "hats", "snare", "pad", "lead", "vocal", "bass", "riser", "drop",
@@ -138,13 +139,13 @@ def measure(root: Path) -> dict:
     for n in range(500):
         account = "acct_big" if n % 2 else f"acct_{n % ACCOUNTS:04d}"
         t = time.perf_counter()
-        rows, _ = store.list_analyses(account, True, 20)
+        rows, _ = queries.list_analyses(store, account, True, 20)
         lists.append(time.perf_counter() - t)
         if rows:
             cursor = rng.choice(ids)
             row = store.get("analyses", cursor)
             t = time.perf_counter()
-            store.list_analyses(row["account_id"], row["livemode"], 100, starting_after=cursor)
+            queries.list_analyses(store, row["account_id"], row["livemode"], 100, starting_after=cursor)
             deep.append(time.perf_counter() - t)
     writes = []
     for n in range(300):

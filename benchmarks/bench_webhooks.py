@@ -138,6 +138,7 @@ def latency_run(work: Path, samples: int) -> dict:
     floor = floor_latency(rcv.url, body, 100)
     rcv.close()
     return {"samples": len(waits), "median_ms": statistics.median(waits) * 1e3,
+            "p90_ms": percentile(waits, 0.90) * 1e3,
             "p99_ms": percentile(waits, 0.99) * 1e3, "max_ms": max(waits) * 1e3,
             "floor_median_ms": statistics.median(floor) * 1e3,
             "floor_p99_ms": percentile(floor, 0.99) * 1e3, "body_bytes": len(body)}

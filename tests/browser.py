@@ -156,6 +156,7 @@ class Page:
     def __init__(self, browser: Browser, target: str, session: str) -> None:
         self.browser, self.target, self.session = browser, target, session
         self.requests: list[str] = []
+        self.responses: list[tuple[str, int]] = []
         self.problems: list[str] = []
 
     def call(self, method: str, params: dict | None = None) -> dict:
@@ -168,6 +169,8 @@ class Page:
         method, params = event.get("method", ""), event.get("params", {})
         if method == "Network.requestWillBeSent":
             self.requests.append(params["request"]["url"])
+        elif method == "Network.responseReceived":
+            self.responses.append((params["response"]["url"], params["response"]["status"]))
         elif method == "Runtime.exceptionThrown":
             details = params.get("exceptionDetails", {})
             self.problems.append(details.get("exception", {}).get("description")

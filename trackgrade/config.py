@@ -64,6 +64,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Answer every API route with 503 service_unavailable."),
     Setting("retry_after", "TRACKGRADE_RETRY_AFTER", int, 30,
             "Retry-After seconds for 503 answers."),
+    Setting("database_url", "TRACKGRADE_DATABASE_URL", str, "",
+            "PostgreSQL URL (postgresql://user:pass@host/db): keep all state there instead "
+            "of the data directory; several servers may share it."),
+    Setting("node_id", "TRACKGRADE_NODE_ID", str, "",
+            "This server's name among those sharing a database (default host:port); a "
+            "restarted node recovers only the analyses its own name was computing."),
     Setting("webhook_schedule", "TRACKGRADE_WEBHOOK_SCHEDULE", str, "",
             "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
             "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days)."),
@@ -113,6 +119,8 @@ class Settings:
     idempotency_ttl: int = 24 * 3600
     maintenance: bool = False
     retry_after: int = 30
+    database_url: str = ""
+    node_id: str = ""
     webhook_schedule: str = ""
     webhook_concurrency: int = 16
     webhook_per_endpoint: int = 4

@@ -3,6 +3,8 @@ and the HTML report (`report.py`), so both read a score and a time alike."""
 
 from __future__ import annotations
 
+from trackgrade.grading.limits import TRUE_PEAK_MAX_DBTP
+
 # lower bounds of the five score tiers, best first
 SCORE_TIERS = ((80, "great"), (65, "good"), (50, "fair"), (40, "weak"), (float("-inf"), "poor"))
 
@@ -20,12 +22,15 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def mix_rows(mix) -> list[tuple[str, str, str]]:
+def mix_rows(mix, mastering_status: str = "master") -> list[tuple[str, str, str]]:
     """(label, value, note) for each loudness, dynamics and stereo figure of a
-    `model.Mix`, in reading order."""
+    `model.Mix`, in reading order; the true-peak note names the ceiling of
+    the mastering status (grading.limits, the same the scores use)."""
+    ceiling = TRUE_PEAK_MAX_DBTP[mastering_status]
     return [
         ("Integrated loudness", f"{mix.loudness_lufs:.1f} LUFS", "ITU-R BS.1770-4 / EBU R128"),
-        ("True peak", f"{mix.peak_dbfs:+.1f} dBTP", "4x oversampled; aim for -1 dBTP or below"),
+        ("True peak", f"{mix.peak_dbfs:+.1f} dBTP",
+         f"4x oversampled; ceiling {ceiling:g} dBTP for a {mastering_status}"),
         ("Loudness range", f"{mix.dynamic_range_db:.1f} LU", "EBU Tech 3342 LRA"),
         ("Crest factor", f"{mix.crest_factor_db:.1f} dB", "peak to RMS"),
         ("Dynamic complexity", f"{mix.dynamic_complexity:.2f} dB", "spread of short-term loudness"),

@@ -106,8 +106,20 @@ def test_screen_shows_what_a_producer_needs(runner, tracks):
         assert section["label"] in screen
     ranks = {"warn": 0, "tip": 1, "pass": 2}
     shown = [ranks[m] for m in re.findall(r"[▲●✓] (warn|tip|pass)", screen)]
-    assert len(shown) == len(doc["feedback"])
+    # warnings and tips each on a line, the passes on one line (--verbose lists them)
+    assert len(shown) == sum(1 for f in doc["feedback"] if f["type"] != "pass") + any(
+        f["type"] == "pass" for f in doc["feedback"])
     assert shown == sorted(shown)
+    assert "Diagnosis" not in screen and len(screen.splitlines()) <= 70   # fits a screen
+
+
+def test_verbose_adds_the_diagnosis_and_every_check(runner, tracks):
+    result = runner.invoke(app, ["analyze", str(tracks[0]), "--verbose"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    doc = json.loads(runner.invoke(app, ["analyze", str(tracks[0]), "--json"]).stdout)
+    shown = re.findall(r"[▲●✓] (warn|tip|pass)", result.stdout)
+    assert len(shown) == len(doc["feedback"])
+    assert "Diagnosis" in result.stdout and "Structure" in result.stdout
 
 
 def test_json_is_clean_when_stdout_is_piped(tracks, tmp_path):

@@ -10,6 +10,7 @@ from trackgrade.server.clock import FixedClock
 from trackgrade.server.lifecycle import Caller, Lifecycle, Submission
 from trackgrade.server.store import open_store
 from trackgrade.testmode import canned_analysis
+from trackgrade.server import queries
 
 
 @pytest.fixture
@@ -61,7 +62,7 @@ def test_restart_fails_uploaded_work_and_finishes_scored_work(world):
     assert scored_row["status"] == "complete" and scored_row["diagnosis_status"] == "ready"
     assert waiting_row["status"] == "processing"
     assert store.get("accounts", caller.account_id)["credits"] == 1
-    types = sorted(e["type"] for e in store.pending_events())
+    types = sorted(e["type"] for e in queries.pending_events(store))
     assert types == ["analysis.completed", "analysis.failed", "analysis.scores_ready"]
     assert life.recover() == []                        # nothing left to recover
     clock.advance(901)

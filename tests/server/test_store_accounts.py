@@ -10,6 +10,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.server import accounts
 from trackgrade.server.clock import FixedClock
 from trackgrade.server.store import MemoryStore, open_store
+from trackgrade.server import queries
 
 
 @pytest.fixture(params=["memory", "tinydb"])
@@ -103,7 +104,7 @@ def test_limits_live_defaults_overrides_and_fixed_test_limits():
 
 
 def low_events(store):
-    return [e for e in store.pending_events() if e["type"] == "credit.balance.low"]
+    return [e for e in queries.pending_events(store) if e["type"] == "credit.balance.low"]
 
 
 def test_spending_never_goes_below_zero(store, clock):

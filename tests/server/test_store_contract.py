@@ -1,6 +1,8 @@
 """The store contract (trackgrade/server/store/base.py): ONE suite, every backend.
 
-A new backend (PostgreSQL…) joins by adding a factory to BACKENDS.
+A new backend joins by adding a factory to BACKENDS. PostgreSQL runs on the
+session's real throwaway server (tests/pgserver.py), one database emptied
+before each test.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import threading
 import pytest
 
 from trackgrade.errors import TrackgradeError
-from trackgrade.server.store import MemoryStore, new_event, open_store
+from trackgrade.server.store import COLLECTIONS, MemoryStore, new_event, open_store
+from trackgrade.server import queries
 
 
 def _memory(tmp_path):
@@ -28,12 +31,33 @@ def _tinydb_compacting(tmp_path):
     return open_store(tmp_path / "data", compact_bytes=4096)
 
 
-BACKENDS = {"memory": _memory, "tinydb": _tinydb, "tinydb-compacting": _tinydb_compacting}
+BACKENDS = {"memory": _memory, "tinydb": _tinydb, "tinydb-compacting": _tinydb_compacting,
+            "postgres": None}
+
+
+@pytest.fixture(scope="module")
+def _pg_database(postgres_server):
+    return postgres_server.create_database()
+
+
+def _empty_postgres(url):
+    import psycopg
+
+    from trackgrade.server.store.postgres import PostgresStore
+    from trackgrade.server.store.schema import table
+
+    store = PostgresStore(url, pool_size=8)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE " + ", ".join(table(c) for c in COLLECTIONS))
+    return store
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request, tmp_path):
-    opened = BACKENDS[request.param](tmp_path)
+    if request.param == "postgres":
+        opened = _empty_postgres(request.getfixturevalue("_pg_database"))
+    else:
+        opened = BACKENDS[request.param](tmp_path)
     yield opened
     opened.close()
 
@@ -120,10 +144,10 @@ def test_a_failed_transaction_changes_nothing(store):
     assert store.get("analyses", "an_00003") is None
     assert store.get("analyses", "an_00001")["status"] == "processing"
     assert store.get("analyses", "an_00002") is not None
-    assert store.count_in_flight("key_a") == 2
+    assert queries.count_in_flight(store, "key_a") == 2
     assert store.find("keys.hash", "h1")["id"] == "key_a"
     assert store.find("keys.hash", "h2") is None
-    rows, has_more = store.list_analyses("acct_a", True, 10)
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 10)
     assert [r["id"] for r in rows] == ["an_00002", "an_00001"] and not has_more
 
 
@@ -200,24 +224,24 @@ def test_list_analyses_pages_newest_first_through_everything(store):
                   key=lambda d: (d["created_at"], d["id"]), reverse=True)
     seen, cursor = [], None
     while True:
-        rows, has_more = store.list_analyses("acct_a", True, 10, starting_after=cursor)
+        rows, has_more = queries.list_analyses(store, "acct_a", True, 10, starting_after=cursor)
         seen += [r["id"] for r in rows]
         if not has_more:
             break
         cursor = rows[-1]["id"]
     assert seen == [d["id"] for d in mine]
-    rows, has_more = store.list_analyses("acct_a", False, 20)
+    rows, has_more = queries.list_analyses(store, "acct_a", False, 20)
     assert sorted(r["id"] for r in rows) == ["an_03000", "an_03001", "an_03002"] and not has_more
 
 
 def test_list_analyses_ending_before_pages_back_towards_the_newest(store):
     put_all(store, "analyses", [analysis(i) for i in range(30)])
     ids = [f"an_{i:05d}" for i in reversed(range(30))]      # newest first
-    rows, has_more = store.list_analyses("acct_a", True, 5, ending_before=ids[20])
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 5, ending_before=ids[20])
     assert [r["id"] for r in rows] == ids[15:20] and has_more
-    rows, has_more = store.list_analyses("acct_a", True, 5, ending_before=ids[5])
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 5, ending_before=ids[5])
     assert [r["id"] for r in rows] == ids[0:5] and not has_more
-    rows, has_more = store.list_analyses("acct_a", True, 5, starting_after=ids[24])
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 5, starting_after=ids[24])
     assert [r["id"] for r in rows] == ids[25:30] and not has_more
 
 
@@ -225,10 +249,10 @@ def test_list_analyses_rejects_foreign_and_unknown_cursors(store):
     put_all(store, "analyses", [analysis(1), analysis(2, account="acct_b"), analysis(3, live=False)])
     for cursor in ("an_99999", "an_00002", "an_00003"):
         with pytest.raises(TrackgradeError) as err:
-            store.list_analyses("acct_a", True, 5, starting_after=cursor)
+            queries.list_analyses(store, "acct_a", True, 5, starting_after=cursor)
         assert err.value.code == "parameter_invalid" and err.value.param == "starting_after"
     with pytest.raises(TrackgradeError) as err:
-        store.list_analyses("acct_a", True, 5, ending_before="an_00002")
+        queries.list_analyses(store, "acct_a", True, 5, ending_before="an_00002")
     assert err.value.param == "ending_before"
 
 
@@ -237,32 +261,32 @@ def test_list_analyses_by_key_pages_only_that_keys_analyses(store):
     put_all(store, "analyses", docs)
     mine = [d["id"] for d in sorted((d for d in docs if d["key_id"] == "key_b"),
                                     key=lambda d: (d["created_at"], d["id"]), reverse=True)]
-    rows, has_more = store.list_analyses("acct_a", True, 4, key_id="key_b")
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 4, key_id="key_b")
     assert [r["id"] for r in rows] == mine[:4] and has_more
-    rows, has_more = store.list_analyses("acct_a", True, 20, key_id="key_b",
+    rows, has_more = queries.list_analyses(store, "acct_a", True, 20, key_id="key_b",
                                          starting_after=rows[-1]["id"])
     assert [r["id"] for r in rows] == mine[4:] and not has_more
     with pytest.raises(TrackgradeError) as err:              # another key's analysis is no cursor
-        store.list_analyses("acct_a", True, 5, key_id="key_b", starting_after="an_00001")
+        queries.list_analyses(store, "acct_a", True, 5, key_id="key_b", starting_after="an_00001")
     assert err.value.param == "starting_after"
 
 
 def test_counts_follow_status_and_time(store):
     docs = [analysis(i, created=f"2026-11-2{i % 3}T12:00:00.{i:06d}Z") for i in range(12)]
     put_all(store, "analyses", docs)
-    assert store.count_in_flight("key_a") == 12
-    assert store.count_analyses_since("key_a", "2026-11-21T00:00:00.000000Z") == 8
-    assert store.count_analyses_since("key_a", "2026-11-22T00:00:00.000000Z") == 4
-    assert store.count_analyses_since("key_b", "2026-11-20T00:00:00.000000Z") == 0
+    assert queries.count_in_flight(store, "key_a") == 12
+    assert queries.count_analyses_since(store, "key_a", "2026-11-21T00:00:00.000000Z") == 8
+    assert queries.count_analyses_since(store, "key_a", "2026-11-22T00:00:00.000000Z") == 4
+    assert queries.count_analyses_since(store, "key_b", "2026-11-20T00:00:00.000000Z") == 0
     with store.transaction() as txn:
         for i in range(5):
             txn.put("analyses", dict(docs[i], status="complete"))
         txn.put("analyses", dict(docs[5], status="failed"))
-    assert store.count_in_flight("key_a") == 6
+    assert queries.count_in_flight(store, "key_a") == 6
     with store.transaction() as txn:
         txn.delete("analyses", docs[11]["id"])
-    assert store.count_in_flight("key_a") == 5
-    assert store.count_analyses_since("key_a", "2026-11-20T00:00:00.000000Z") == 11
+    assert queries.count_in_flight(store, "key_a") == 5
+    assert queries.count_analyses_since(store, "key_a", "2026-11-20T00:00:00.000000Z") == 11
 
 
 def test_pending_events_are_the_due_ones_soonest_first(store):
@@ -271,10 +295,10 @@ def test_pending_events_are_the_due_ones_soonest_first(store):
     events[2]["next_attempt_at"] = 5000.0
     events[4]["state"] = "delivered"
     put_all(store, "events", events)
-    due = store.pending_events(now=1003.5)
+    due = queries.pending_events(store, now=1003.5)
     assert [e["id"] for e in due] == [events[i]["id"] for i in (0, 1, 3)]
-    assert [e["id"] for e in store.pending_events()] == [events[i]["id"] for i in (0, 1, 3, 5, 2)]
-    assert len(store.pending_events(now=10_000, limit=2)) == 2
+    assert [e["id"] for e in queries.pending_events(store)] == [events[i]["id"] for i in (0, 1, 3, 5, 2)]
+    assert len(queries.pending_events(store, now=10_000, limit=2)) == 2
     assert due[0]["envelope"] == {"id": events[0]["id"], "object": "event",
                                   "type": "analysis.failed", "created": 1000, "livemode": True,
                                   "data": {"id": "an_0"}}
@@ -301,17 +325,22 @@ def test_a_closed_store_refuses_work(store):
     store.close()  # idempotent
 
 
-def test_pruning_removes_only_finished_old_events_and_expired_records(store):
-    events = [new_event("analysis.completed", {"i": i}, account_id="acct_a", livemode=True,
-                        created=1000 + i) for i in range(6)]
-    for event in events[:4]:
-        event["state"] = "delivered"
-    put_all(store, "events", events)
-    assert store.prune_events(before=1002.5) == 3               # 0, 1, 2: old and delivered
-    assert sorted(e["envelope"]["data"]["i"] for e in store.select("events.by_created")) == [3, 4, 5]
-    assert store.prune_events(before=10_000) == 1               # 3; 4 and 5 still pending
-    assert len(store.pending_events()) == 2
-    put_all(store, "idempotency", [{"id": f"idem_{i}", "expires_at": 50.0 + i} for i in range(5)])
-    assert store.prune_idempotency(now=52.0) == 3
-    assert [r["id"] for r in store.select("idempotency.by_expiry")] == ["idem_3", "idem_4"]
-    assert store.prune_idempotency(now=52.0) == 0
+def test_select_between_bounds_with_and_without_ids(store):
+    records = [{"id": f"idem_{i}", "expires_at": 100.0 + i // 2} for i in range(10)]
+    put_all(store, "idempotency", records)
+    ids = [r["id"] for r in store.select("idempotency.by_expiry", since=(102.0,), upto=(103.0,))]
+    assert ids == ["idem_4", "idem_5", "idem_6", "idem_7"]
+    # an id after the order values is an exact position (a paging cursor), inclusive
+    ids = [r["id"] for r in store.select("idempotency.by_expiry", since=(102.0, "idem_5"),
+                                         upto=(103.0, "idem_6"))]
+    assert ids == ["idem_5", "idem_6"]
+    older = store.select("idempotency.by_expiry", newest_first=True, upto=(103.0, "idem_6"),
+                         limit=3)
+    assert [r["id"] for r in older] == ["idem_6", "idem_5", "idem_4"]
+    newer = store.select("idempotency.by_expiry", since=(103.0, "idem_6"), limit=3)
+    assert [r["id"] for r in newer] == ["idem_6", "idem_7", "idem_8"]
+    assert store.count("idempotency.by_expiry", since=(102.0, "idem_5")) == 5
+    assert store.select("idempotency.by_expiry", limit=0) == []
+    with store.transaction() as txn:
+        claimed = txn.select("idempotency.by_expiry", upto=(101.0,), skip_locked=True)
+        assert [r["id"] for r in claimed] == ["idem_0", "idem_1", "idem_2", "idem_3"]

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from tinydb import TinyDB
 
+from trackgrade.server import queries
 from trackgrade.server.store import open_store
 from trackgrade.server.store.snapshot import SnapshotStorage
 
@@ -129,13 +130,13 @@ def test_compaction_keeps_everything_and_a_lagging_reader_catches_up(tmp_path):
                                      "created_at": f"2026-11-0{round_ + 1}T00:00:{i:02d}.000000Z"})
         writer.compact()
     assert len(journals(tmp_path)) == 1 and len(glob.glob(str(tmp_path / "snapshot-*"))) == 1
-    assert reader.count_in_flight("k") == 60
-    rows, _ = reader.list_analyses("a", True, 100)
+    assert queries.count_in_flight(reader, "k") == 60
+    rows, _ = queries.list_analyses(reader, "a", True, 100)
     assert rows[0]["id"] == "an_2_19" and rows[-1]["id"] == "an_0_0"
     writer.close()
     reader.close()
     with open_store(tmp_path) as reopened:
-        assert reopened.count_in_flight("k") == 60
+        assert queries.count_in_flight(reopened, "k") == 60
 
 
 def test_a_snapshot_opens_in_tinydb(tmp_path):
@@ -234,8 +235,8 @@ def test_a_snapshot_written_with_other_index_fields_is_reindexed(tmp_path):
     lines[analyses_at] = json.dumps(block).encode()
     snapshot.write_bytes(b"\n".join(lines))
     with open_store(tmp_path) as store:
-        assert store.count_in_flight("k") == 5
-        rows, _ = store.list_analyses("a", True, 2)
+        assert queries.count_in_flight(store, "k") == 5
+        rows, _ = queries.list_analyses(store, "a", True, 2)
         assert [r["id"] for r in rows] == ["an_4", "an_3"]
 
 
@@ -269,8 +270,8 @@ def test_readers_in_threads_see_whole_transactions_while_compactions_run(tmp_pat
 
     def read(reader):
         while not stop.is_set():
-            count = reader.count_in_flight("k")
-            rows, _ = reader.list_analyses("acct", True, 10)
+            count = queries.count_in_flight(reader, "k")
+            rows, _ = queries.list_analyses(reader, "acct", True, 10)
             if count % 2 or any(r["pad"] != "y" * 800 for r in rows):
                 problems.append(f"torn read: {count}")
 
@@ -281,7 +282,7 @@ def test_readers_in_threads_see_whole_transactions_while_compactions_run(tmp_pat
     for t in threads:
         t.join(timeout=120)
     assert not problems
-    assert store.count_in_flight("k") == other.count_in_flight("k") == 300
+    assert queries.count_in_flight(store, "k") == queries.count_in_flight(other, "k") == 300
     store.close()
     other.close()
     assert len(journals(tmp_path)) == 1

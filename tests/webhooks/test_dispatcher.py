@@ -338,3 +338,30 @@ def test_a_resend_while_an_attempt_is_in_flight_is_not_settled_by_that_attempt(w
     row = delivery(world.store, event, made)
     assert row["state"] == "pending" and row["attempts"] == 0          # still to deliver
     assert [o.state for o in dispatcher.deliver_due()] == ["delivered"]
+
+
+def slow(status, seconds):
+    def behaviour(delivery, n):
+        time.sleep(seconds)
+        return status, {}
+    return behaviour
+
+
+@pytest.mark.parametrize("how", ["410", "removed"])
+def test_attempts_queued_for_an_endpoint_that_went_away_are_never_sent(world, how):
+    rcv = world.receiver(slow(410, 0.3) if how == "410" else (lambda d, n: "hang"))
+    made = world.endpoint(rcv)
+    dispatcher = world.dispatcher(per_endpoint=2, concurrency=4, timeout=0.5, poll=0.02)
+    for _ in range(10):
+        world.emit()
+    dispatcher.start()
+    try:
+        rcv.wait_for(2, timeout=5)                    # two in flight, the rest queued here
+        if how == "removed":
+            endpoints.remove_endpoint(world.store, made["id"])
+        time.sleep(1.5)                               # the first two end (410 / timeout)
+        assert len(rcv.deliveries) == 2
+        rows = [r for r in world.store.scan("deliveries") if r["webhook_id"] == made["id"]]
+        assert all(r["state"] != "pending" for r in rows)
+    finally:
+        dispatcher.stop()

@@ -17,15 +17,33 @@ import json
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
 
 from trackgrade.cli.errors import EXIT_USAGE, exit_code_for, print_error
 from trackgrade.errors import TrackgradeError
-from trackgrade.server import admin
-from trackgrade.server.store import Store, StoreError
-from trackgrade.server.webhooks import endpoints
+
+if TYPE_CHECKING:
+    from trackgrade.server.store import Store
+
+
+class _OnUse:
+    """A module imported on first attribute access: the server's store and
+    webhook machinery load when an admin command runs, not with every command."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+        return getattr(importlib.import_module(self._name), attr)
+
+
+admin = _OnUse("trackgrade.server.admin")
+endpoints = _OnUse("trackgrade.server.webhooks.endpoints")
+_store = _OnUse("trackgrade.server.store")
+DEFAULT_OVERLAP_S = 86400      # endpoints.DEFAULT_OVERLAP (a test keeps the two equal)
 
 app = typer.Typer(name="admin", no_args_is_help=True, add_completion=False,
                   help="Manage keys, credits, webhooks and switches in a data directory "
@@ -67,19 +85,31 @@ class Switch(str, Enum):
 DataOption = Annotated[Optional[Path], typer.Option(
     "--data", help="Data directory (default: TRACKGRADE_DATA, else ./trackgrade-data).",
     show_default=False)]
+DatabaseOption = Annotated[Optional[str], typer.Option(
+    "--database", help="PostgreSQL URL (postgresql://…) of the servers' database instead of "
+    "--data (default: TRACKGRADE_DATABASE_URL).", show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
 
 
 @contextmanager
-def _opened(data: Path | None, *, create: bool = False) -> Iterator[Store]:
-    """The data directory's store; every library error becomes one line and
-    an exit code here (the root boundary would do the same)."""
-    root = admin.data_dir(data)
+def _opened(data: Path | None, database: str | None = None, *,
+            create: bool = False) -> Iterator[Store]:
+    """The store of the data directory, or of the database (--database, or
+    TRACKGRADE_DATABASE_URL unless --data is given); every library error
+    becomes one line and an exit code here (the root boundary would do the
+    same)."""
+    url = admin.database_url(database, data)
     store = None
+    StoreError = _store.StoreError
     try:
-        if not create and not root.is_dir():
-            raise StoreError(f"no data directory at {root} (create a key first, or pass --data)")
-        store = admin.open_data(root)
+        if url:
+            store = admin.open_database(url)
+        else:
+            root = admin.data_dir(data)
+            if not create and not root.is_dir():
+                raise StoreError(f"no data directory at {root} (create a key first, or pass "
+                                 f"--data or --database)")
+            store = admin.open_data(root)
         yield store
     except TrackgradeError as exc:
         print_error(exc.message)
@@ -99,6 +129,7 @@ def _emit(payload: object) -> None:
 @keys_app.command("create")
 def keys_create(
     data: DataOption = None,
+    database: DatabaseOption = None,
     mode: Annotated[Mode, typer.Option(help="live keys analyse for real; test keys get the "
                                             "canned analysis.")] = Mode.live,
     plan: Annotated[Optional[Plan], typer.Option(
@@ -115,7 +146,7 @@ def keys_create(
     as_json: JsonOption = False,
 ) -> None:
     """Create an API key (and its account); the key is printed once."""
-    with _opened(data, create=True) as store:
+    with _opened(data, database, create=True) as store:
         made = admin.create_key(store, mode=mode.value, plan=plan.value if plan else None,
                                 billing=billing.value if billing else None, credits=credits,
                                 account_id=account)
@@ -135,10 +166,11 @@ def keys_create(
 def keys_revoke(
     key_id: Annotated[str, typer.Argument(help="The key's id (key_…), from `admin keys list`.")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Revoke a key; a running server refuses it from its next request."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         key = admin.revoke_key(store, key_id)
     if as_json:
         _emit({"key_id": key["id"], "account": key["account_id"], "revoked_at": key["revoked_at"]})
@@ -147,9 +179,10 @@ def keys_revoke(
 
 
 @keys_app.command("list")
-def keys_list(data: DataOption = None, as_json: JsonOption = False) -> None:
+def keys_list(data: DataOption = None, database: DatabaseOption = None,
+              as_json: JsonOption = False) -> None:
     """List keys with their accounts (never the secrets)."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         rows = admin.list_keys(store)
     if as_json:
         _emit(rows)
@@ -172,10 +205,11 @@ def credits_add(
     account: Annotated[str, typer.Argument(help="The account id (acct_…).")],
     add: Annotated[int, typer.Option("--add", min=1, help="Credits to add.")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Top up an account's credits."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         updated = admin.add_credits(store, account, add)
     if as_json:
         _emit({"account": updated["id"], "credits": updated["credits"]})
@@ -188,10 +222,11 @@ def webhooks_add(
     url: Annotated[str, typer.Argument(help="Endpoint URL: https://, or http:// to loopback.")],
     account: Annotated[str, typer.Option(help="The account whose events it receives.")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Register a webhook endpoint; its whsec_ signing secret is printed once."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         made = admin.add_webhook(store, url, account)
     if as_json:
         _emit(made)
@@ -206,10 +241,11 @@ def webhooks_list(
     account: Annotated[Optional[str], typer.Option(
         help="Only this account's endpoints (default: all).", show_default=False)] = None,
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List endpoints: id, url, enabled, created, last attempt and its result (never secrets)."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         rows = endpoints.list_endpoints(store, account)
     if as_json:
         _emit(rows)
@@ -244,10 +280,11 @@ def _result(row: dict) -> str:
 def webhooks_remove(
     webhook_id: Annotated[str, typer.Argument(help="The endpoint's id (we_…).")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Remove an endpoint; deliveries still pending to it are cancelled."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         removed = endpoints.remove_endpoint(store, webhook_id)
     if as_json:
         _emit({"id": removed["id"], "url": removed["url"], "removed": True,
@@ -262,13 +299,14 @@ def webhooks_rotate(
     webhook_id: Annotated[str, typer.Argument(help="The endpoint's id (we_…).")],
     overlap: Annotated[int, typer.Option(
         min=0, help="Seconds the old secret keeps signing beside the new one.")] =
-        endpoints.DEFAULT_OVERLAP,
+        DEFAULT_OVERLAP_S,
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Give an endpoint a new signing secret (printed once); during the overlap every
     delivery carries a v1= signature per secret."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         rotated = endpoints.rotate_secret(store, webhook_id, overlap=overlap)
     if as_json:
         _emit(rotated)
@@ -284,10 +322,11 @@ def webhooks_rotate(
 def events_resend(
     event_id: Annotated[str, typer.Argument(help="The event id (its `id`, also webhook-id).")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Deliver a recent event again to every enabled endpoint of its account."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         sent = endpoints.resend_event(store, event_id)
     if as_json:
         _emit(sent)
@@ -301,10 +340,11 @@ def embed(
     analysis_id: Annotated[str, typer.Argument(help="The analysis id.")],
     switch: Annotated[Switch, typer.Argument(help="on or off.")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Turn the public score badge of one analysis on or off."""
-    with _opened(data) as store:
+    with _opened(data, database) as store:
         row = admin.set_embed(store, analysis_id, switch is Switch.on)
     if as_json:
         _emit({"analysis_id": row["id"], "embed": row["embed"]})
@@ -316,13 +356,32 @@ def embed(
 def maintenance(
     switch: Annotated[Switch, typer.Argument(help="on or off.")],
     data: DataOption = None,
+    database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Switch maintenance mode (503 on every API route) on a running server."""
-    with _opened(data, create=True) as store:
+    with _opened(data, database, create=True) as store:
         doc = admin.set_maintenance(store, switch is Switch.on)
     if as_json:
         _emit({"maintenance": doc["on"]})
         return
     typer.echo(f"Maintenance {switch.value}."
                + (" API routes answer 503 service_unavailable." if doc["on"] else ""))
+
+
+@app.command("migrate")
+def migrate(
+    data: Annotated[Path, typer.Option("--data", help="The embedded store's data directory.")],
+    database: Annotated[str, typer.Option(
+        "--database", help="PostgreSQL URL to copy it into (schema created if needed).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Copy a data directory's store into PostgreSQL and verify the counts."""
+    with _opened(data) as source, _opened(None, database) as target:
+        counts = admin.migrate(source, target)
+    if as_json:
+        _emit(counts)
+        return
+    for collection, n in counts.items():
+        typer.echo(f"{collection:12} {n['source']:>9} copied, {n['target']:>9} in the database")
+    typer.echo("Migrated: every count matches. Start the servers with --database.")

@@ -19,10 +19,10 @@ import os
 import shutil
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:                     # rich loads when a help screen is drawn, not on every run
+    from rich.table import Table
 
 # Command path (without "trackgrade") -> (what it shows, the command line).
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -44,7 +44,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
                ("The JSON of GET /genres", "trackgrade genres --json")),
     "serve": (("The API on port 8080", "trackgrade serve --data ./trackgrade-data"),
               ("Two analysis workers on all interfaces",
-               "trackgrade serve --host 0.0.0.0 --workers 2")),
+               "trackgrade serve --host 0.0.0.0 --workers 2"),
+              ("One of several nodes sharing PostgreSQL",
+               "trackgrade serve --database postgresql://tg@db/tg --node-id api-1")),
     "admin": (("Create a live key", "trackgrade admin keys create --data ./trackgrade-data"),
               ("Top up credits", "trackgrade admin credits acct_123 --add 50")),
     "admin keys": (("Create a test key", "trackgrade admin keys create --mode test"),
@@ -58,6 +60,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
                      "trackgrade admin embed 6f1c2d3e-0000-4000-8000-000000000000 on"),),
     "admin maintenance": (("Answer 503 while you migrate", "trackgrade admin maintenance on"),
                           ("Back to normal", "trackgrade admin maintenance off")),
+    "admin migrate": (("Move a data directory into PostgreSQL",
+                       "trackgrade admin migrate --data ./trackgrade-data "
+                       "--database postgresql://tg@db/tg"),),
     "admin webhooks": (("Register an endpoint",
                         "trackgrade admin webhooks add https://example.com/hooks "
                         "--account acct_123"),),
@@ -239,6 +244,7 @@ def usage_line(command, ctx) -> str:
 # ---------------------------------------------------------------- the screen
 
 def _table() -> Table:
+    from rich.table import Table
     table = Table.grid(padding=(0, 3))
     table.add_column(no_wrap=True, style="bold")
     table.add_column()
@@ -247,6 +253,9 @@ def _table() -> Table:
 
 def help_text(command, ctx, *, width: int, colour: bool) -> str:
     """The whole help screen as text (ANSI styles only when `colour`)."""
+    from rich.console import Console
+    from rich.text import Text
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=colour,
                       color_system="standard" if colour else None, highlight=False,

@@ -18,6 +18,9 @@ from rich.text import Text
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+from trackgrade.grading.diagnosis import band_db, target_name
+from trackgrade.grading.grade import GRADE_TABLE
+from trackgrade.grading.limits import BAND_TOLERANCE_DB, SUGGEST_BEYOND, TRUE_PEAK_MAX_DBTP
 from trackgrade.model import Analysis
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
@@ -30,7 +33,7 @@ FEEDBACK_STYLE = {"warn": ("▲ warn", "bold red"), "tip": ("● tip ", "bold ye
                   "pass": ("✓ pass", "bold green")}
 SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
                  "breakdown": "blue", "outro": "cyan"}
-GRADE_ORDER = ("A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F")
+GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 SKIPPED_NAMES = 6
 # Terminal width below which the ranked table drops a column, by its column count.
 RANKED_MIN_WIDTH = {9: 96, 8: 80, 7: 66, 6: 56, 5: 0}
@@ -125,28 +128,32 @@ def pillars_table(analysis: Analysis) -> Table:
 
 
 def bands_table(analysis: Analysis) -> Table:
-    """The seven bands against the detected genre's ideal."""
-    table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {analysis.genre.name} ideal",
+    """The seven bands against the target (the genre ideal or the references),
+    the difference in dB as everywhere else (diagnosis, feedback)."""
+    table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {target_name(analysis)}",
                   title_justify="left", title_style="bold", padding=(0, 1))
     table.add_column("band")
     table.add_column("Hz", style="dim", justify="right")
     table.add_column("yours", justify="right")
     table.add_column("ideal", justify="right", style="dim")
     table.add_column("", min_width=20)
-    table.add_column("diff", justify="right")
+    table.add_column("dB", justify="right")
+    table.add_column("normal", justify="right", style="dim")
     bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
+    diff_db = band_db(analysis)
     top = max([getattr(bands, b) for b in BAND_NAMES] + [getattr(ideal, b) for b in BAND_NAMES]
               + [1.0])
     for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ):
         mine, target = getattr(bands, name), getattr(ideal, name)
-        diff = mine - target
-        tolerance = max(2.0, 0.25 * target)
-        style = "green" if abs(diff) <= tolerance else ("red" if diff > 0 else "yellow")
+        diff, tolerance = diff_db[name], BAND_TOLERANCE_DB[name]
+        style = ("green" if abs(diff) <= tolerance else "" if abs(diff) < SUGGEST_BEYOND * tolerance
+                 else "red" if diff > 0 else "yellow")
         cells = bar_with_marker(mine, target, top, width=20, style=style)
         table.add_row(BAND_TITLES[name], f"{lo}-{hi if hi < 20000 else '20k'}",
                       f"{mine:5.1f}%", f"{target:5.1f}%", cells,
-                      Text(f"{diff:+5.1f}", style=style))
-    table.caption = ("┃ marks the ideal · "
+                      Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
+    table.caption = ("┃ marks the target · dB: your band against the target's · normal: the spread "
+                     "of real records · "
                      f"spectral centroid {analysis.frequency.centroid_hz:,.0f} Hz · "
                      f"frequency score {analysis.frequency.score}")
     table.caption_justify = "left"
@@ -160,8 +167,8 @@ def mix_table(analysis: Analysis) -> Table:
     table.add_column("what")
     table.add_column("value", justify="right", style="bold")
     table.add_column("note", style="dim")
-    peak_style = "red" if mix.peak_dbfs > -1.0 else ""
-    for label, value, note in mix_rows(mix):
+    peak_style = "red" if mix.peak_dbfs > TRUE_PEAK_MAX_DBTP[analysis.mastering_status] else ""
+    for label, value, note in mix_rows(mix, analysis.mastering_status):
         style = peak_style if label == "True peak" else ""
         table.add_row(label, Text(value, style=style), note)
     table.caption = f"mix score {mix.score}"
@@ -215,12 +222,49 @@ def feedback_table(analysis: Analysis) -> Table:
     return table
 
 
-def render_analysis(analysis: Analysis) -> Group:
-    """The whole `trackgrade analyze` screen for one analysis."""
+def feedback_summary(analysis: Analysis) -> Table:
+    """Warnings and tips only, then one line for the passes (the short screen)."""
+    table = Table(box=None, show_header=False, title="Feedback", title_justify="left",
+                  title_style="bold", padding=(0, 1))
+    table.add_column("type", no_wrap=True)
+    table.add_column("category", style="dim", no_wrap=True)
+    table.add_column("text")
+    items = sorted_feedback(analysis)
+    for item in items:
+        if item.type != "pass":
+            label, style = FEEDBACK_STYLE.get(item.type, (item.type, ""))
+            table.add_row(Text(label, style=style), item.category, item.text)
+    passed = sorted({i.category for i in items if i.type == "pass"})
+    if passed:
+        table.add_row(Text(FEEDBACK_STYLE["pass"][0], style=FEEDBACK_STYLE["pass"][1]),
+                      f"{len(passed)} checks", Text(", ".join(passed) + " (--verbose: the full "
+                                                     "diagnosis and every check)", style="dim"))
+    return table
+
+
+def structure_line(analysis: Analysis) -> Text:
+    sections = " · ".join(f"{s.label} {clock(s.start)}" for s in analysis.structure.sections)
+    return Text.assemble(("Structure ", "bold"), sections,
+                         (f"   structure score {analysis.structure.score}", "dim"))
+
+
+def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
+    """The `trackgrade analyze` screen for one analysis: a screenful by default
+    (no narrative, no passes); `verbose` adds the sections table, the whole
+    diagnosis and every feedback item."""
     notes = []
     if analysis.extras.get("truncated"):
         notes.append(Text("Note: the file ended before its header said it would; the "
                           "analysis covers the audio that is present.", style="yellow"))
+    if not verbose:
+        return Group(
+            header_panel(analysis), *notes,
+            Padding(pillars_table(analysis), (1, 0, 0, 1)),
+            Padding(bands_table(analysis), (1, 0, 0, 0)),
+            Padding(mix_table(analysis), (1, 0, 0, 0)),
+            Padding(structure_line(analysis), (0, 0, 0, 1)),
+            Padding(feedback_summary(analysis), (1, 0, 1, 1)),
+        )
     return Group(
         header_panel(analysis),
         *notes,

@@ -14,6 +14,13 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8080,
     data: Annotated[Optional[Path], typer.Option(
         help="State directory (default ./trackgrade-data, or TRACKGRADE_DATA).")] = None,
+    database: Annotated[Optional[str], typer.Option(
+        help="PostgreSQL URL (postgresql://user:pass@host/db): all state there instead of "
+             "--data; several servers may share it (default TRACKGRADE_DATABASE_URL).",
+        show_default=False)] = None,
+    node_id: Annotated[Optional[str], typer.Option(
+        help="This server's name among those sharing --database (default host:port).",
+        show_default=False)] = None,
     workers: Annotated[Optional[int], typer.Option(
         min=1, help="Analysis worker processes (default 1, or TRACKGRADE_WORKERS).")] = None,
     maintenance: Annotated[bool, typer.Option(
@@ -21,10 +28,17 @@ def serve(
 ) -> None:
     """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) on waitress."""
     from trackgrade.config import load_settings
+    from trackgrade.cli.errors import EXIT_USAGE, print_error
     from trackgrade.server.serve import run
+    from trackgrade.server.store import StoreError
 
     settings = load_settings(
         os.environ, host=host, port=port,
         data_dir=str(data) if data is not None else None,
-        workers=workers, maintenance=True if maintenance else None)
-    run(settings)
+        database_url=database, node_id=node_id, workers=workers,
+        maintenance=True if maintenance else None)
+    try:
+        run(settings)
+    except StoreError as exc:       # an unusable data directory or database: one line
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None

@@ -62,6 +62,22 @@ def band_advice(a: Analysis) -> list[tuple[str, float, float, str]]:
     return sorted(out, key=lambda x: -abs(x[1]) / BAND_TOLERANCE_DB[x[0]])
 
 
+def near_misses(a: Analysis) -> list[tuple[str, float]]:
+    """Bands outside their tolerance but not far enough to suggest EQ."""
+    return [(b, d) for b, d in band_db(a).items()
+            if BAND_TOLERANCE_DB[b] < abs(d) < L.SUGGEST_BEYOND * BAND_TOLERANCE_DB[b]]
+
+
+def balance_ok_text(a: Analysis) -> str:
+    """The sentence for a balance that needs no EQ (naming any band just outside its spread)."""
+    near = near_misses(a)
+    if not near:
+        return f"Every band sits within the normal spread of {target_name(a)}"
+    listed = " and ".join(f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d in near)
+    return (f"No band is far enough from {target_name(a)} to need EQ ({listed} sit"
+            f"{'s' if len(near) == 1 else ''} just outside the normal spread)")
+
+
 def target_name(a: Analysis) -> str:
     """What the bands and levels are compared with: "the house ideal", "your references"."""
     refs = a.extras.get("references") or []
@@ -110,8 +126,7 @@ def frequency_sentence(a: Analysis) -> str:
     worst = band_advice(a)[:2]
     cut = _low_cut_text(a)
     if not worst:
-        return (f"The tonal balance sits within the normal spread of {target_name(a)} in every band "
-                f"(score {a.frequency.score})." + (" " + cut if cut else ""))
+        return (f"{balance_ok_text(a)} (score {a.frequency.score})." + (" " + cut if cut else ""))
     parts = [f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d, _, _ in worst]
     return (f"Against {target_name(a)} the biggest gaps are {' and '.join(parts)} "
             f"(score {a.frequency.score}); the spectral centroid is {a.frequency.centroid_hz:.0f} Hz."

@@ -213,10 +213,12 @@ def pillars(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
 
 
 def mix_table(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
-    ref_rows = mix_rows(references[0].analysis.mix) if references else None
+    ref_rows = (mix_rows(references[0].analysis.mix, analysis.mastering_status)
+                if references else None)
     return [{"label": label, "value": value, "note": note,
              "ref": ref_rows[i][1] if ref_rows else None}
-            for i, (label, value, note) in enumerate(mix_rows(analysis.mix))]
+            for i, (label, value, note) in enumerate(mix_rows(analysis.mix,
+                                                              analysis.mastering_status))]
 
 
 def structure_rows(series: dict) -> list[dict]:

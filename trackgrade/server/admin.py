@@ -29,6 +29,21 @@ def data_dir(value: str | os.PathLike | None, environ=os.environ) -> Path:
     return Path(value or environ.get("TRACKGRADE_DATA") or DEFAULT_DATA_DIR)
 
 
+def database_url(value: str | None, data: str | os.PathLike | None = None,
+                 environ=os.environ) -> str | None:
+    """--database, else TRACKGRADE_DATABASE_URL unless --data was given."""
+    if value:
+        return value
+    if data is None:
+        return environ.get("TRACKGRADE_DATABASE_URL") or None
+    return None
+
+
+def open_database(url: str) -> Store:
+    """The PostgreSQL store of the servers sharing `url` (schema migrated)."""
+    return open_store(database=url, pool_size=2)
+
+
 def open_data(path: str | os.PathLike) -> Store:
     """The durable store of a data directory (created when missing)."""
     return open_store(path)
@@ -132,3 +147,50 @@ def set_maintenance(store: Store, on: bool, *, clock: Clock | None = None) -> di
     with store.transaction() as txn:
         txn.put("settings", doc)
     return doc
+
+
+MIGRATE_BATCH = 1000
+
+
+def migrate(source: Store, target: Store, *, batch: int = MIGRATE_BATCH,
+            progress=None) -> dict[str, dict]:
+    """Copy every document of an embedded store (`source`: a data directory's)
+    into a PostgreSQL store (`target`), `batch` documents per transaction,
+    then verify that each collection holds as many documents on both sides.
+
+    Re-running converges (documents are upserted by id). Returns
+    {collection: {"source": n, "target": m}}; raises TrackgradeError
+    `migration_mismatch`-style `parameter_invalid` when a count differs."""
+    from trackgrade.server.store import COLLECTIONS
+
+    counts: dict[str, dict] = {}
+    for collection in COLLECTIONS:
+        copied = 0
+        pending: list[dict] = []
+        for doc in source.iter_docs(collection):
+            pending.append(doc)
+            if len(pending) >= batch:
+                copied += _copy(target, collection, pending)
+                if progress is not None:
+                    progress(collection, copied)
+        copied += _copy(target, collection, pending)
+        counts[collection] = {"source": copied, "target": target.size(collection)}
+    bad = {c: n for c, n in counts.items() if n["source"] != n["target"]}
+    if bad:
+        detail = ", ".join(f"{c}: {n['source']} copied, {n['target']} in the database"
+                           for c, n in bad.items())
+        raise TrackgradeError("parameter_invalid", f"the database holds other documents "
+                              f"than the data directory ({detail}); migrate into an empty "
+                              f"database", param="database")
+    return counts
+
+
+def _copy(target: Store, collection: str, docs: list[dict]) -> int:
+    if not docs:
+        return 0
+    with target.transaction() as txn:
+        for doc in docs:
+            txn.put(collection, doc)
+    copied = len(docs)
+    docs.clear()
+    return copied

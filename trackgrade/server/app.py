@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import logging
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from trackgrade.server import envelope
 from trackgrade.server.clock import Clock, SystemClock
 from trackgrade.server.idempotency import InFlightKeys
 from trackgrade.server.lifecycle import Lifecycle
-from trackgrade.server.ratelimit import MinuteWindow
+from trackgrade.server.ratelimit import MinuteWindow, StoreMinuteWindow
 from trackgrade.server.store import Store
 from trackgrade.server.webhooks import (
     Dispatcher, DispatchOptions, HttpSender, WebhookSender, parse_schedule,
@@ -58,7 +59,7 @@ class ServerContext:
     executor: Executor
     test_executor: Executor
     lifecycle: Lifecycle
-    window: MinuteWindow
+    window: MinuteWindow | StoreMinuteWindow
     idempotency: InFlightKeys = field(default_factory=InFlightKeys)
     webhooks: Dispatcher | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -82,7 +83,9 @@ class ServerContext:
         if warm is not None:
             warm()
         if self.webhooks is not None:
-            self.webhooks.start()
+            # several nodes on one database: a dead node's leases expire to
+            # the others; only a store's single server may take them at once
+            self.webhooks.start(exclusive=not getattr(self.store, "shared", False))
         if self._sweeper is None:
             self._sweeper = threading.Thread(target=self._sweep_loop, name="trackgrade-sweeper",
                                              daemon=True)
@@ -115,17 +118,19 @@ def create_app(settings: Settings, *, store: Store | None = None,
     clock = clock or SystemClock()
     if store is None:
         from trackgrade.server.store import open_store
-        store = open_store(settings.data_dir)
+        store = open_store(settings.data_dir, database=settings.database_url or None)
     if executor is None:
         executor = ProcessExecutor(settings.workers, queue_size=settings.queue_size)
     if test_executor is None:
         test_executor = ThreadExecutor(2, queue_size=max(64, settings.test_in_flight * 4))
     lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
                           upload_ttl=settings.upload_token_ttl,
-                          idempotency_ttl=settings.idempotency_ttl)
+                          idempotency_ttl=settings.idempotency_ttl,
+                          node=node_name(settings))
+    window = StoreMinuteWindow(store, clock) if getattr(store, "shared", False) \
+        else MinuteWindow(clock)
     ctx = ServerContext(settings=settings, store=store, clock=clock, executor=executor,
-                        test_executor=test_executor, lifecycle=lifecycle,
-                        window=MinuteWindow(clock),
+                        test_executor=test_executor, lifecycle=lifecycle, window=window,
                         webhooks=build_dispatcher(settings, store, clock, sender))
     lifecycle.on_event = ctx.webhooks.kick
 
@@ -163,6 +168,11 @@ def create_app(settings: Settings, *, store: Store | None = None,
 
     routes.register(app, ctx)
     return app
+
+
+def node_name(settings: Settings) -> str:
+    """This server's name on a shared database: --node-id, else host:port."""
+    return settings.node_id or f"{socket.gethostname()}:{settings.port}"
 
 
 def build_dispatcher(settings: Settings, store: Store, clock: Clock,

@@ -28,12 +28,13 @@ import logging
 import secrets
 import threading
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
-from trackgrade.server import accounts, documents
+from trackgrade.server import accounts, documents, queries
 from trackgrade.server.envelope import error_body
 from trackgrade.server.clock import Clock, isoformat, utc_day_start
 from trackgrade.server.store import Store, Txn, new_event
@@ -84,15 +85,24 @@ def token_hash(token: str) -> str:
 
 class Lifecycle:
     def __init__(self, store: Store, clock: Clock, *, docs_url: str | None,
-                 upload_ttl: int, idempotency_ttl: int) -> None:
+                 upload_ttl: int, idempotency_ttl: int, node: str = "") -> None:
         self.store = store
+        # the name this server's job markers carry: on a shared store (several
+        # nodes on one database) a restart recovers only its own node's work
+        self.node = node
+        self.shared = bool(getattr(store, "shared", False))
         self.clock = clock
         self.docs_url = docs_url
         self.upload_ttl = int(upload_ttl)
         self.idempotency_ttl = int(idempotency_ttl)
-        self._create_lock = threading.Lock()
+        # one create at a time in this process: the embedded stores serialise
+        # transactions anyway; PostgreSQL's row locks serialise what must be
+        # (per key and idempotency key), so creates of other keys run in parallel
+        self._create_lock = nullcontext() if self.shared else threading.Lock()
         # analysis id -> upload deadline: a mirror of the UPLOADS markers (only
-        # this process creates uploads), so sweeping never scans the store
+        # this process creates uploads), so sweeping never scans the store;
+        # on a shared store other nodes create and accept uploads too, so
+        # every sweep reads the markers afresh
         self._deadlines: dict[str, float] | None = None
         self._deadline_lock = threading.Lock()
         self.on_event: Callable[[], None] | None = None   # e.g. the webhook dispatcher's kick
@@ -111,6 +121,10 @@ class Lifecycle:
 
         now = self.clock.time()
         with self._create_lock, self.store.transaction() as txn:
+            # claims the key for this transaction: limits are counted and the
+            # idempotency record written by one submission of the key at a time,
+            # on every node sharing the store
+            txn.get("keys", caller.key_id)
             record = txn.get("idempotency", idem_id)
             replay = idempotency.check_replay(record, fingerprint, now, self.idempotency_ttl)
             if replay is not None:
@@ -141,7 +155,7 @@ class Lifecycle:
         return outcome, None
 
     def _check_limits(self, txn: Txn, caller: Caller, now: float) -> None:
-        in_flight = txn.count("analyses.in_flight", (caller.key_id,))
+        in_flight = queries.count_in_flight(txn, caller.key_id)
         if in_flight >= caller.in_flight:
             raise TrackgradeError(
                 "too_many_in_flight", f"this key already has {in_flight} analyses in flight "
@@ -149,7 +163,7 @@ class Lifecycle:
                 headers={"Retry-After": "5"})
         if caller.daily is not None:
             day = utc_day_start(self.clock.now())
-            used = txn.count("analyses.by_key", (caller.key_id,), since=(isoformat(day),))
+            used = queries.count_analyses_since(txn, caller.key_id, isoformat(day))
             if used >= caller.daily:
                 reset = int(day.timestamp()) + 86400
                 raise TrackgradeError(
@@ -214,7 +228,8 @@ class Lifecycle:
             row["upload_token_hash"] = ""
             txn.put("analyses", row)
             self._edit_set(txn, UPLOADS, analysis_id, None)
-            self._edit_set(txn, JOBS, analysis_id, self.clock.time())
+            txn.put("settings", {"id": JOBS + analysis_id, "analysis_id": analysis_id,
+                                 "at": self.clock.time(), "node": self.node})
         self._deadline(analysis_id, None)
         return row
 
@@ -308,16 +323,20 @@ class Lifecycle:
         else:
             txn.put("settings", {"id": doc_id, "analysis_id": analysis_id, "at": value})
 
-    def _members(self, prefix: str) -> dict:
+    def _members(self, prefix: str, *, own: bool = False) -> dict:
+        """Markers by analysis id; `own`: on a shared store only this node's."""
         return {doc["analysis_id"]: doc["at"] for doc in self.store.scan("settings")
-                if doc["id"].startswith(prefix)}
+                if doc["id"].startswith(prefix)
+                and not (own and self.shared and doc.get("node", "") != self.node)}
 
     def recover(self) -> list[str]:
         """At start: work lost with the previous process. Uploaded analyses
         without scores fail (`engine_error`, credit restored); those with
-        scores get their narrative marked ready. Returns the ids touched."""
+        scores get their narrative marked ready. On a shared store only the
+        analyses this node was computing: other nodes' work goes on. Returns
+        the ids touched."""
         touched = []
-        for analysis_id in self._members(JOBS):
+        for analysis_id in self._members(JOBS, own=True):
             with self.store.transaction() as txn:
                 row = txn.get("analyses", analysis_id)
                 if row is not None and row["status"] == "complete":
@@ -342,12 +361,17 @@ class Lifecycle:
         window. Returns the failed ids."""
         now = self.clock.time()
         with self._deadline_lock:
+            if self.shared:
+                self._deadlines = None
             deadlines = self._loaded_deadlines()
             expired = sorted(aid for aid, until in deadlines.items() if float(until) <= now)
         for start in range(0, len(expired), SWEEP_BATCH):
             batch = expired[start:start + SWEEP_BATCH]
             with self.store.transaction() as txn:
                 for analysis_id in batch:
+                    row = txn.get("analyses", analysis_id)
+                    if row is not None and row.get("phase") not in (None, "awaiting_upload"):
+                        continue        # accepted meanwhile (another node): it is computing
                     self._fail_in(txn, analysis_id, "upload_incomplete", "the upload never "
                                   "completed before the upload token expired; submit the "
                                   "analysis again")

@@ -4,6 +4,9 @@
 `X-RateLimit-Reset` is the Unix second the current minute ends. Requests over
 the ceiling are answered 429 `rate_limited` and are not counted. The window
 lives in memory (one server process owns it; a restart opens a fresh window).
+`StoreMinuteWindow` is the same window kept in the store's "counters"
+collection (one small row per key, locked for the read-modify-write), for
+several servers sharing one database: the limit holds across all of them.
 
 `limits_for(settings, mode)` gives the three ceilings of a key: per minute,
 in flight, per UTC day (None: no daily quota, as for test keys).
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from trackgrade.config import Settings
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.clock import Clock
+from trackgrade.server.store import Store
 
 WINDOW_SECONDS = 60
 
@@ -47,6 +51,14 @@ class WindowState:
                 "X-RateLimit-Reset": str(self.reset)}
 
 
+def over_limit(limit: int, now: float, reset: int) -> TrackgradeError:
+    state = WindowState(limit, 0, reset)
+    return TrackgradeError(
+        "rate_limited", f"more than {limit} requests this minute for this key; "
+        f"retry after the window resets", headers={
+            **state.headers(), "Retry-After": str(retry_after(now, reset))})
+
+
 class MinuteWindow:
     """Fixed one-minute windows per key (thread-safe)."""
 
@@ -65,11 +77,7 @@ class MinuteWindow:
             if index != window:
                 count = 0
             if count >= limit:
-                state = WindowState(limit, 0, reset)
-                raise TrackgradeError(
-                    "rate_limited", f"more than {limit} requests this minute for this key; "
-                    f"retry after the window resets", headers={
-                        **state.headers(), "Retry-After": str(retry_after(now, reset))})
+                raise over_limit(limit, now, reset)
             self._counts[key] = (window, count + 1)
             if len(self._counts) > 100_000:
                 self._forget_old(window)
@@ -78,6 +86,27 @@ class MinuteWindow:
     def _forget_old(self, window: int) -> None:
         for key in [k for k, (i, _) in self._counts.items() if i != window]:
             del self._counts[key]
+
+
+class StoreMinuteWindow:
+    """`MinuteWindow` in the store: shared by every server on it."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def hit(self, key: str, limit: int) -> WindowState:
+        now = self._clock.time()
+        window = int(now // WINDOW_SECONDS)
+        reset = (window + 1) * WINDOW_SECONDS
+        with self._store.transaction() as txn:
+            doc = txn.get("counters", f"rate:{key}") or {"id": f"rate:{key}"}
+            count = int(doc.get("count", 0)) if doc.get("window") == window else 0
+            if count < limit:
+                txn.put("counters", {"id": doc["id"], "window": window, "count": count + 1})
+        if count >= limit:
+            raise over_limit(limit, now, reset)
+        return WindowState(limit, limit - count - 1, reset)
 
 
 def retry_after(now: float, until: float) -> int:

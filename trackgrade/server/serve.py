@@ -152,6 +152,15 @@ def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
     return RunningServer(server, thread, f"http://{host}:{server.effective_port}")
 
 
+def state_location(settings: Settings) -> str:
+    """Where the state lives, for the start line (never a password)."""
+    if settings.database_url:
+        from trackgrade.server.app import node_name
+        from trackgrade.server.store.postgres import redact
+        return f"database {redact(settings.database_url)}, node {node_name(settings)}"
+    return f"data {settings.data_dir}"
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -172,8 +181,9 @@ def run(settings: Settings) -> None:
         gc.freeze()         # the loaded store is long-lived: keep it out of GC passes
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         signal.signal(signal.SIGTERM, _interrupt)
-        log.info("trackgrade serving on http://%s:%s (data %s, %d worker%s%s)",
-                 settings.host, server.effective_port, settings.data_dir, settings.workers,
+        log.info("trackgrade serving on http://%s:%s (%s, %d worker%s%s)",
+                 settings.host, server.effective_port, state_location(settings),
+                 settings.workers,
                  "" if settings.workers == 1 else "s",
                  ", MAINTENANCE" if settings.maintenance else "")
         server.run()

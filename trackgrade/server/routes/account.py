@@ -14,6 +14,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from trackgrade.errors import TrackgradeError
+from trackgrade.server import queries
 from trackgrade.server.clock import isoformat, utc_day_start
 from trackgrade.server.envelope import json_response
 from trackgrade.server.lifecycle import Caller
@@ -35,8 +36,8 @@ def account_document(ctx, caller: Caller) -> dict:
         "credits_remaining": int(account.get("credits", 0)) if caller.credit_billed else None,
         "limits": {"rate_per_minute": caller.per_minute, "in_flight": caller.in_flight,
                    "daily_quota": caller.daily},
-        "usage": {"today": ctx.store.count_analyses_since(caller.key_id, day),
-                  "in_flight": ctx.store.count_in_flight(caller.key_id)},
+        "usage": {"today": queries.count_analyses_since(ctx.store, caller.key_id, day),
+                  "in_flight": queries.count_in_flight(ctx.store, caller.key_id)},
     }
 
 

@@ -11,7 +11,7 @@ from flask import Blueprint, request
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import check_genre
-from trackgrade.server import documents, idempotency
+from trackgrade.server import documents, idempotency, queries
 from trackgrade.server.envelope import current_request_id, json_response, raw_json_response
 from trackgrade.server.lifecycle import Caller, Submission
 from trackgrade.server.routes.common import (
@@ -145,9 +145,9 @@ def blueprint(ctx) -> Blueprint:
             if value is not None and not is_uuid(value):
                 raise TrackgradeError("parameter_invalid", f"{name} must be an analysis id",
                                       param=name)
-        rows, has_more = ctx.store.list_analyses(caller.account_id, caller.livemode, limit,
-                                                 starting_after=after, ending_before=before,
-                                                 key_id=caller.key_id)
+        rows, has_more = queries.list_analyses(ctx.store, caller.account_id, caller.livemode,
+                                               limit, starting_after=after,
+                                               ending_before=before, key_id=caller.key_id)
         cursor = json.dumps(rows[-1]["id"] if has_more and rows else None)
         body = b"".join((b'{"object":"list","data":[',
                          ",".join(documents.document_text(row) for row in rows).encode(),

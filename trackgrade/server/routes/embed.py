@@ -1,7 +1,9 @@
 """GET /embed/{id} (spec 4.6): the public, key-less score badge.
 
-Only the overall score, the grade and the genre, as a small self-contained
-HTML page with an inline SVG; every value HTML-escaped. 404 `not_found` alike
+Only the overall score (/100), the grade with its label and the genre, as a
+small self-contained HTML page (inline CSS, fixed size per `size`); every value
+HTML-escaped. Both themes carry a border that keeps the badge's edge visible
+on white and on dark pages. 404 `not_found` alike
 for unknown, incomplete and not-enabled analyses.
 """
 
@@ -15,38 +17,64 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.server import documents
 from trackgrade.server.routes.common import is_uuid, single_query
 
-THEMES = {"dark": ("#14161a", "#f4f5f7", "#9aa3ad"), "light": ("#ffffff", "#14161a", "#5b6570")}
-SIZES = {"sm": (220, 64, 22), "md": (320, 92, 32)}   # width, height, score font px
-GRADE_COLOURS = {"A": "#2fbf71", "B": "#7cc242", "C": "#f2b134", "D": "#f08a24", "F": "#e5484d"}
+# theme -> (badge background, border, text, muted text). The border keeps the
+# badge's edge visible on a page of its own colour (>= 3:1 against white for
+# the light theme, against a near-black page for the dark one).
+THEMES = {"dark": ("#15181e", "#6b7585", "#f4f5f7", "#aab2bf"),
+          "light": ("#ffffff", "#8a93a3", "#14161a", "#555d6b")}
+# size -> (width, height, score px, caption px, label px, genre px, gap px)
+SIZES = {"sm": (220, 64, 22, 9.5, 11.5, 10.5, 5), "md": (320, 92, 38, 12, 14, 13, 10)}
+# grade letter -> pill colour; white text on each is >= 4.5:1
+GRADE_COLOURS = {"A": "#17753f", "B": "#3b7418", "C": "#856000", "D": "#ad4116",
+                 "F": "#b8242d"}
 
 
-def badge_html(*, score: int, letter: str, genre: str, theme: str, size: str) -> str:
-    background, text, muted = THEMES[theme]
-    width, height, font = SIZES[size]
-    accent = GRADE_COLOURS.get(letter[:1], "#9aa3ad")
-    s, g, n = escape(str(score)), escape(letter), escape(genre)
-    title = f"Track score {s}/100, grade {g}, {n}"
+def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
+               size: str) -> str:
+    """The badge page: score /100 and its caption on the left, the grade's
+    label and the genre in the middle (each wraps to a second line when it is
+    long), the
+    grade letter on the right, so the content spans the whole badge."""
+    background, border, text, muted = THEMES[theme]
+    width, height, score_px, caption_px, label_px, genre_px, pad = SIZES[size]
+    pill = GRADE_COLOURS.get(letter[:1], "#5b6472")
+    s, g, lb, n = escape(str(score)), escape(letter), escape(label), escape(genre)
+    title = f"Hit potential {s}/100, grade {g} ({lb}), {n}"
+    style = (
+        "html,body{margin:0;background:transparent}"
+        f".badge{{box-sizing:border-box;width:{width}px;height:{height}px;display:flex;"
+        f"align-items:center;gap:{pad}px;padding:0 {pad}px;background:{background};"
+        f"border:1px solid {border};border-radius:{round(height * 0.14)}px;color:{text};"
+        "font-family:system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,"
+        "'Liberation Sans',sans-serif;overflow:hidden}"
+        ".score{flex:none;display:flex;flex-direction:column;justify-content:center}"
+        f".n{{font-size:{score_px}px;font-weight:800;line-height:1;letter-spacing:-.02em}}"
+        f".of{{font-size:{round(score_px * 0.42)}px;font-weight:600;color:{muted};"
+        "margin-left:2px}"
+        f".cap{{font-size:{caption_px}px;color:{muted};margin-top:{round(height * 0.06)}px;"
+        "white-space:nowrap}"
+        f".rule{{flex:none;align-self:stretch;width:1px;margin:{pad}px 0;background:{border}}}"
+        ".info{flex:1;min-width:0;display:flex;flex-direction:column;justify-content:center;"
+        f"gap:{round(height * 0.06)}px}}"
+        f".grade{{flex:none;background:{pill};color:#fff;font-weight:800;"
+        f"font-size:{round(score_px * 0.72)}px;line-height:1;min-width:{round(height * 0.56)}px;"
+        f"height:{round(height * 0.56)}px;padding:0 4px;box-sizing:border-box;"
+        "display:flex;align-items:center;"
+        f"justify-content:center;border-radius:{round(height * 0.12)}px;letter-spacing:-.02em}}"
+        f".label{{font-size:{label_px}px;line-height:1.2;font-weight:650;overflow:hidden;"
+        "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2}"
+        f".genre{{font-size:{genre_px}px;line-height:1.2;color:{muted};overflow:hidden;"
+        "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2}")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{title}</title><meta name=\"viewport\" content=\"width=device-width\">"
-        "<style>html,body{margin:0;background:transparent}</style></head><body>"
-        f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" "
-        f"viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{title}\">"
-        f"<title>{title}</title>"
-        f"<rect width=\"{width}\" height=\"{height}\" rx=\"10\" fill=\"{background}\"/>"
-        f"<rect x=\"0\" y=\"0\" width=\"6\" height=\"{height}\" rx=\"3\" fill=\"{accent}\"/>"
-        f"<text x=\"18\" y=\"{int(height * 0.62)}\" font-family=\"system-ui,sans-serif\" "
-        f"font-size=\"{font}\" font-weight=\"700\" fill=\"{text}\">{s}</text>"
-        f"<text x=\"{18 + int(font * 1.9)}\" y=\"{int(height * 0.62)}\" "
-        f"font-family=\"system-ui,sans-serif\" font-size=\"{int(font * 0.8)}\" "
-        f"font-weight=\"700\" fill=\"{accent}\">{g}</text>"
-        f"<text x=\"{18 + int(font * 3.6)}\" y=\"{int(height * 0.45)}\" "
-        f"font-family=\"system-ui,sans-serif\" font-size=\"{max(11, font // 2.6):.0f}\" "
-        f"fill=\"{muted}\">hit potential</text>"
-        f"<text x=\"{18 + int(font * 3.6)}\" y=\"{int(height * 0.72)}\" "
-        f"font-family=\"system-ui,sans-serif\" font-size=\"{max(12, font // 2.2):.0f}\" "
-        f"fill=\"{text}\">{n}</text>"
-        "</svg></body></html>\n")
+        f"<style>{style}</style></head><body>"
+        f"<div class=\"badge badge-{theme} badge-{size}\" role=\"img\" aria-label=\"{title}\">"
+        f"<div class=\"score\"><div><span class=\"n\">{s}</span><span class=\"of\">/100</span>"
+        "</div><div class=\"cap\">hit potential</div></div>"
+        "<div class=\"rule\"></div>"
+        f"<div class=\"info\"><div class=\"label\">{lb}</div><div class=\"genre\">{n}</div>"
+        f"</div><div class=\"grade\">{g}</div></div></body></html>\n")
 
 
 def blueprint(ctx) -> Blueprint:
@@ -66,6 +94,7 @@ def blueprint(ctx) -> Blueprint:
         if row is None or row["status"] != "complete" or not row.get("embed") or not result:
             raise TrackgradeError("not_found", "no embeddable analysis with this id", param="id")
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
+                          label=result["grade"].get("label") or "",
                           genre=result["genre"]["name"], theme=theme, size=size)
         return Response(html, 200, content_type="text/html; charset=utf-8", headers={
             "Cache-Control": "public, max-age=60",

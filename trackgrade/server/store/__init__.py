@@ -2,6 +2,7 @@
 
     from trackgrade.server.store import MemoryStore, open_store
     store = open_store("./trackgrade-data")      # durable (TinyDB snapshot + journal)
+    store = open_store(database="postgresql://…") # PostgreSQL (several nodes)
 """
 
 from trackgrade.server.store.base import (
@@ -10,8 +11,13 @@ from trackgrade.server.store.base import (
 from trackgrade.server.store.memory import MemoryStore
 
 
-def open_store(data_dir, **options) -> "Store":
-    """Open (creating if needed) the durable store in `data_dir`."""
+def open_store(data_dir=None, *, database: str | None = None, **options) -> "Store":
+    """Open (creating if needed) the durable store in `data_dir`, or, given a
+    `database` URL (postgresql://…), the PostgreSQL store there (its schema
+    created or migrated)."""
+    if database:
+        from trackgrade.server.store.postgres import PostgresStore
+        return PostgresStore(database, **options)
     from trackgrade.server.store.durable import TinyDBStore
     return TinyDBStore(data_dir, **options)
 

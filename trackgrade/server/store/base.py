@@ -4,8 +4,11 @@ Backends (each passes the one contract suite, tests/server/test_store_contract.p
 
     MemoryStore   trackgrade.server.store.memory    tests, `create_app(store=MemoryStore())`
     TinyDBStore   trackgrade.server.store.durable   `trackgrade serve --data DIR`, the admin CLI
+    PostgresStore trackgrade.server.store.postgres  `trackgrade serve --database URL`: nodes
+                                                    sharing one database
 
-`open_store(data_dir)` (in `trackgrade.server.store`) opens the durable one.
+`open_store(data_dir)` (in `trackgrade.server.store`) opens the durable one,
+`open_store(database=url)` the PostgreSQL one.
 
 Data model
 ----------
@@ -39,12 +42,16 @@ is a fresh copy you may mutate freely (it is not written back until you
                  "expires_at" (Unix seconds) the store indexes; the app picks
                  the id (e.g. f"{key_id}:{idempotency_key}").
     settings     small switches, e.g. {"id": "maintenance", "on": true}.
+    counters     small shared counters, e.g. a key's rate window
+                 {"id": "rate:<key id>", "window", "count"} (ratelimit.py).
 
-Indexes are fixed here (INDEXES) so every backend builds the same ones; a
+Indexes are fixed here (INDEXES) so every backend builds the same ones; the
 PostgreSQL backend turns each into a SQL index. Unique indexes answer
 `find`; ordered indexes keep each partition sorted by (order fields…, id)
-and answer `select`, `count`, `list_analyses`, `count_analyses_since`,
-`count_in_flight`, `pending_events`, `prune_events`, `prune_idempotency`.
+and answer `select` and `count`. That is the whole seam: transactions, get,
+find, select, count, scan. Domain questions (a page of analyses, in-flight
+counts, due events) are built on it in trackgrade/server/queries.py and in
+their callers, once for every backend.
 
 Transactions
 ------------
@@ -57,20 +64,21 @@ write that survives kill -9. Leaving it with an exception rolls everything
 back and re-raises. Keep transactions short (no network, no analysis inside)
 and do not open a transaction inside another one (it raises RuntimeError).
 
-Reads outside a transaction (`store.get`, `store.find`, `store.list_analyses`
+Reads outside a transaction (`store.get`, `store.find`, `store.select`
 …) are consistent snapshots and first catch up with writes other processes
 made (e.g. `trackgrade admin keys revoke`), so those are seen on the very
 next call.
 
 Indexed fields must be scalars (str, number, bool, None); a put with a list
 or dict there raises ValueError, as does a second document claiming a
-unique-index value. Memory: documents live in memory as compact JSON text
-(~4 KB per analysis); prune what is finished (`prune_events`,
-`prune_idempotency`) from a periodic sweeper.
+unique-index value. Memory: the embedded stores keep documents in memory as
+compact JSON text (~4 KB per analysis); prune what is finished from a
+periodic sweeper.
 
-Errors: `list_analyses` with an unknown cursor raises
-TrackgradeError("parameter_invalid", param="starting_after"/"ending_before").
-Storage failures (disk full, unreadable files) raise `StoreError`.
+Locking: `txn.get` of a document claims it for the transaction (the
+embedded stores serialise whole transactions; PostgreSQL locks the row, or
+the id when there is no row yet), so read-modify-write on one document is
+safe across threads, processes and nodes. Storage failures (disk full, unreadable files) raise `StoreError`.
 """
 
 from __future__ import annotations
@@ -84,7 +92,7 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
-    "deliveries",
+    "deliveries", "counters",
 )
 
 
@@ -153,19 +161,32 @@ class Txn(Protocol):
         `txn.find("keys.hash", sha256_hex)`."""
 
     def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
-               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]:
+               newest_first: bool = False, upto: tuple | None = None,
+               since: tuple | None = None, skip_locked: bool = False) -> list[Doc]:
         """Documents of one ordered-index partition in (order…, id) order
-        (reversed with `newest_first`), only those whose order values are
-        <= `upto` (a tuple of order values, compared as a prefix) if given."""
+        (reversed with `newest_first`: then `limit` keeps the last ones),
+        only those between `since` and `upto` (both inclusive). A bound is
+        a tuple of order values compared as a prefix, or the order values
+        followed by a document id (an exact position: paging cursors).
+        `skip_locked`: the rows are for this transaction alone; rows another
+        open transaction holds are left out instead of waited for (a
+        PostgreSQL store selects `FOR UPDATE SKIP LOCKED`; a store that
+        serialises every transaction has nothing to skip). Work queues
+        (webhook deliveries) claim with it."""
 
     def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int:
-        """How many documents the partition holds (only those whose order
-        values are >= `since`, if given). O(log n)."""
+        """How many documents the partition holds (only those at or after
+        `since`, a bound as in `select`, if given)."""
 
 
 @runtime_checkable
 class Store(Protocol):
     """A document store (see the module docstring)."""
+
+    shared: bool
+    """True when several servers may run on this store at once (PostgreSQL):
+    the server then keeps rate windows in the store, recovers only its own
+    node's work and claims webhook deliveries beside other nodes."""
 
     def transaction(self) -> AbstractContextManager[Txn]:
         """Atomic, serialised, durable on exit. Yields a `Txn`."""
@@ -175,43 +196,13 @@ class Store(Protocol):
     def find(self, index: str, *values: Any) -> Doc | None: ...
 
     def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
-               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]: ...
+               newest_first: bool = False, upto: tuple | None = None,
+               since: tuple | None = None) -> list[Doc]: ...
 
     def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int: ...
 
     def scan(self, collection: str) -> list[Doc]:
         """Every document of a (small) collection, in id order. Not for analyses."""
-
-    def list_analyses(self, account_id: str, livemode: bool, limit: int = 20, *,
-                      starting_after: str | None = None,
-                      ending_before: str | None = None,
-                      key_id: str | None = None) -> tuple[list[Doc], bool]:
-        """One page of an account's analyses of one mode (only those created
-        by `key_id` when given: spec 4.2 lists "the analyses created by the
-        calling key"), newest first by (created_at, id), and whether more
-        exist beyond the page in the paging direction (older for
-        `starting_after`/no cursor, newer for `ending_before`). Cursors are
-        analysis ids of the same account, mode (and key); unknown ones raise
-        TrackgradeError("parameter_invalid")."""
-
-    def count_analyses_since(self, key_id: str, since_iso: str) -> int:
-        """Analyses the key created at or after `since_iso` (daily quota:
-        pass `clock.isoformat(clock.utc_day_start(now))`)."""
-
-    def count_in_flight(self, key_id: str) -> int:
-        """The key's analyses whose status is "processing"."""
-
-    def pending_events(self, now: float | None = None, limit: int = 100) -> list[Doc]:
-        """Outbox rows with state "pending" and next_attempt_at <= now
-        (all pending ones when now is None), soonest first."""
-
-    def prune_events(self, before: float, limit: int = 1000) -> int:
-        """Delete up to `limit` outbox rows created before `before` (Unix
-        seconds) that are no longer pending; returns how many. Call it
-        periodically (e.g. before = now - 7 days): rows carry whole analyses."""
-
-    def prune_idempotency(self, now: float, limit: int = 1000) -> int:
-        """Delete up to `limit` idempotency records with expires_at <= now."""
 
     def close(self) -> None:
         """Release files and locks. Idempotent."""

@@ -20,7 +20,6 @@ from bisect import bisect_left, bisect_right, insort
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from trackgrade.errors import TrackgradeError
 from trackgrade.server.store.base import (
     COLLECTIONS, INDEX_BY_NAME, INDEXES, Doc, Index, check_collection, index_fields,
 )
@@ -72,10 +71,16 @@ def _order_key(index: Index, meta: dict) -> tuple:
     return key + (meta["id"],)
 
 
-def _bound(values: tuple, *, closed_high: bool) -> tuple:
+def _bound(index: Index, values: tuple, *, closed_high: bool) -> tuple:
+    """A bisect key for a bound on (order values…[, id]): the order values
+    tagged, then the id when given; without an id, `closed_high` makes the
+    bound sort after every id of those values."""
+    values = tuple(values)
     head: tuple = ()
-    for value in values:
+    for value in values[:len(index.order)]:
         head += _tag(value)
+    if len(values) > len(index.order):
+        return head + (values[len(index.order)],)
     return head + (_MAX,) if closed_high else head
 
 
@@ -192,22 +197,26 @@ class State:
         return self.ordered[index.name].get(tuple(partition), [])
 
     def select(self, index_name: str, partition: tuple, limit: int | None,
-               newest_first: bool, upto: tuple | None) -> list[Doc]:
+               newest_first: bool, upto: tuple | None, since: tuple | None = None) -> list[Doc]:
         index = INDEX_BY_NAME[index_name]
         rows = self.keys(index_name, partition)
-        end = len(rows) if upto is None else bisect_right(rows, _bound(upto, closed_high=True))
-        picked = rows[:end]
+        start = 0 if since is None else bisect_left(rows, _bound(index, since, closed_high=False))
+        end = (len(rows) if upto is None
+               else bisect_right(rows, _bound(index, upto, closed_high=True)))
         if newest_first:
-            picked = picked[::-1]
+            picked = rows[max(start, end - limit) if limit is not None else start:end][::-1]
+        else:
+            picked = rows[start:end if limit is None else min(end, start + max(0, limit))]
         if limit is not None:
             picked = picked[:max(0, limit)]
         return [self.get(index.collection, key[-1]) for key in picked]
 
     def count(self, index_name: str, partition: tuple, since: tuple | None) -> int:
+        index = INDEX_BY_NAME[index_name]
         rows = self.keys(index_name, partition)
         if since is None:
             return len(rows)
-        return len(rows) - bisect_left(rows, _bound(since, closed_high=False))
+        return len(rows) - bisect_left(rows, _bound(index, since, closed_high=False))
 
     def scan(self, collection: str) -> list[Doc]:
         docs = self.docs[collection]
@@ -278,9 +287,10 @@ class _Txn:
         return self._state.find(index, tuple(values))
 
     def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
-               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]:
+               newest_first: bool = False, upto: tuple | None = None,
+               since: tuple | None = None, skip_locked: bool = False) -> list[Doc]:
         self._check("keys")
-        return self._state.select(index, tuple(partition), limit, newest_first, upto)
+        return self._state.select(index, tuple(partition), limit, newest_first, upto, since)
 
     def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int:
         self._check("keys")
@@ -295,6 +305,8 @@ class _Txn:
 
 class MemoryStore:
     """A `Store` kept in this process's memory only (tests, throwaway servers)."""
+
+    shared = False
 
     def __init__(self) -> None:
         self._state = State()
@@ -356,9 +368,10 @@ class MemoryStore:
             return state.find(index, tuple(values))
 
     def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
-               newest_first: bool = False, upto: tuple | None = None) -> list[Doc]:
+               newest_first: bool = False, upto: tuple | None = None,
+               since: tuple | None = None) -> list[Doc]:
         with self._reading() as state:
-            return state.select(index, tuple(partition), limit, newest_first, upto)
+            return state.select(index, tuple(partition), limit, newest_first, upto, since)
 
     def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int:
         with self._reading() as state:
@@ -369,61 +382,14 @@ class MemoryStore:
         with self._reading() as state:
             return state.scan(collection)
 
-    def list_analyses(self, account_id: str, livemode: bool, limit: int = 20, *,
-                      starting_after: str | None = None,
-                      ending_before: str | None = None,
-                      key_id: str | None = None) -> tuple[list[Doc], bool]:
-        owner = (account_id, bool(livemode))
-        index, partition = (("analyses.by_key", (key_id,)) if key_id is not None
-                            else ("analyses.by_owner", owner))
-
-        def cursor(doc_id: str, param: str) -> tuple:
-            meta = state.meta["analyses"].get(doc_id)
-            if (meta is None or (meta.get("account_id"), meta.get("livemode")) != owner
-                    or (key_id is not None and meta.get("key_id") != key_id)):
-                raise TrackgradeError("parameter_invalid", f"No such analysis: {doc_id!r}",
-                                      param=param)
-            return _order_key(INDEX_BY_NAME[index], meta)
-
+    def iter_docs(self, collection: str) -> Iterator[Doc]:
+        """Every document of a collection, one at a time (a bulk copy:
+        `admin migrate`); the texts are taken under the lock, decoded lazily."""
+        check_collection(collection)
         with self._reading() as state:
-            rows = state.keys(index, partition)
-            if starting_after is not None:
-                end = bisect_left(rows, cursor(starting_after, "starting_after"))
-                start = max(0, end - limit)
-                picked, has_more = rows[start:end], start > 0
-            elif ending_before is not None:
-                start = bisect_right(rows, cursor(ending_before, "ending_before"))
-                picked, has_more = rows[start:start + limit], start + limit < len(rows)
-            else:
-                start = max(0, len(rows) - limit)
-                picked, has_more = rows[start:], start > 0
-            return [state.get("analyses", key[-1]) for key in reversed(picked)], has_more
-
-    def count_analyses_since(self, key_id: str, since_iso: str) -> int:
-        return self.count("analyses.by_key", (key_id,), since=(since_iso,))
-
-    def count_in_flight(self, key_id: str) -> int:
-        return self.count("analyses.in_flight", (key_id,))
-
-    def pending_events(self, now: float | None = None, limit: int = 100) -> list[Doc]:
-        upto = None if now is None else (float(now),)
-        return self.select("events.pending", (), limit=limit, upto=upto)
-
-    def prune_events(self, before: float, limit: int = 1000) -> int:
-        with self.transaction() as txn:
-            rows = txn.select("events.by_created", upto=(before,))
-            done = [row["id"] for row in rows
-                    if row.get("state") != "pending" and row.get("created", before) < before]
-            for event_id in done[:limit]:
-                txn.delete("events", event_id)
-        return min(len(done), limit)
-
-    def prune_idempotency(self, now: float, limit: int = 1000) -> int:
-        with self.transaction() as txn:
-            rows = txn.select("idempotency.by_expiry", upto=(now,), limit=limit)
-            for row in rows:
-                txn.delete("idempotency", row["id"])
-        return len(rows)
+            texts = list(state.docs[collection].values())
+        for text in texts:
+            yield json.loads(text)
 
     def close(self) -> None:
         self._closed = True

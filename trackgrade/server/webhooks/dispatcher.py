@@ -10,6 +10,11 @@ pool of sender threads that make the attempts.
               most that many threads for at most the 10 s timeout, the
               others keep being served. Request threads never wait on it:
               they only write the outbox row.
+    prefetch  each round claims up to PREFETCH attempts per free slot and
+              queues them here, so a finished attempt's slot is refilled at
+              once instead of after the next store round; the lease covers
+              the wait (PREFETCH + 1 timeouts). A queued job whose row moved
+              on (410, endpoint removed, resent) is dropped, never sent.
 
 Time comes from the injected clock (due times, backoff, `t`); tests drive a
 `FixedClock` and call `deliver_due()` (claim, send, record, in the calling
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import queue
+from collections import deque
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +39,8 @@ from trackgrade.server.webhooks.schedule import DEFAULT_SCHEDULE
 from trackgrade.server.webhooks.sender import TIMEOUT_S, SendResult, WebhookSender
 
 log = logging.getLogger("trackgrade.webhooks")
+
+PREFETCH = 4        # claimed attempts held per attempt slot
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,8 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self._done: queue.SimpleQueue = queue.SimpleQueue()
         self._busy: dict[str, int] = {}
+        self._queued: dict[str, deque] = {}
+        self._held: set[str] = set()            # delivery ids claimed, not yet recorded
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -115,34 +125,76 @@ class Dispatcher:
             self._wake.clear()
 
     def pump(self) -> int:
-        """One round of the loop: record finished attempts and claim new
-        ones in one transaction; returns how many attempts it started."""
+        """One round of the loop: refill free slots from the queue, record
+        finished attempts and claim more in one transaction, refill again.
+        Returns how many attempts it started."""
         finished = self._drain()
-        for job, _ in finished:
+        for job, result in finished:
+            self._release(job, busy=True)
+            if result.status == 410:                # gone: nothing more goes there
+                self._drop_queued(job.webhook_id)
+        started = self._start_ready()
+        now = self.clock.time()
+        opts = self.options
+        outcomes, jobs = state.settle_and_claim(
+            self.store, finished, now, self._room(),
+            total=max(0, opts.concurrency * PREFETCH - len(self._held)),
+            lease=opts.timeout * (PREFETCH + 1) + 20, schedule=opts.schedule, rng=self.rng,
+            held=self._held)
+        for outcome in outcomes:
+            _log(outcome)
+        for job in jobs:
+            self._held.add(job.delivery_id)
+            self._queued.setdefault(job.webhook_id, deque()).append(job)
+        started += self._start_ready()
+        if now - self._last_prune >= opts.prune_every:
+            self._last_prune = now
+            state.prune(self.store, keep=opts.history)
+        return started
+
+    def _drop_queued(self, webhook_id: str) -> None:
+        for job in self._queued.pop(webhook_id, ()):
+            self._release(job, busy=False)
+
+    def _release(self, job: state.Job, *, busy: bool) -> None:
+        self._held.discard(job.delivery_id)
+        if busy:
             left = self._busy.get(job.webhook_id, 1) - 1
             if left > 0:
                 self._busy[job.webhook_id] = left
             else:
                 self._busy.pop(job.webhook_id, None)
-        now = self.clock.time()
-        total = self.options.concurrency - sum(self._busy.values())
-        outcomes, jobs = state.settle_and_claim(
-            self.store, finished, now, self._room(), total=max(0, total),
-            schedule=self.options.schedule, rng=self.rng)
-        for outcome in outcomes:
-            _log(outcome)
-        for job in jobs:
-            self._busy[job.webhook_id] = self._busy.get(job.webhook_id, 0) + 1
-            self._pool.submit(self._attempt, job)
-        if now - self._last_prune >= self.options.prune_every:
-            self._last_prune = now
-            state.prune(self.store, keep=self.options.history)
-        return len(jobs)
+
+    def _start_ready(self) -> int:
+        """Start queued attempts while their endpoint and the pool have room;
+        a job whose delivery row moved on meanwhile is dropped."""
+        started = 0
+        in_flight = sum(self._busy.values())
+        for webhook_id in list(self._queued):
+            waiting = self._queued[webhook_id]
+            while (waiting and in_flight < self.options.concurrency
+                   and self._busy.get(webhook_id, 0) < self.options.per_endpoint):
+                job = waiting.popleft()
+                row = self.store.get("deliveries", job.delivery_id)
+                if row is None or row["state"] != "pending" or row.get("lease_id") != job.lease_id:
+                    self._release(job, busy=False)
+                    continue
+                self._busy[webhook_id] = self._busy.get(webhook_id, 0) + 1
+                in_flight += 1
+                started += 1
+                self._pool.submit(self._attempt, job)
+            if not waiting:
+                del self._queued[webhook_id]
+        return started
 
     def _room(self) -> dict:
-        room = {webhook_id: self.options.per_endpoint - busy
+        """Claimable attempts per endpoint: PREFETCH per slot, less those held."""
+        limit = self.options.per_endpoint * PREFETCH
+        room = {webhook_id: limit - busy - len(self._queued.get(webhook_id, ()))
                 for webhook_id, busy in self._busy.items()}
-        room[None] = self.options.per_endpoint
+        for webhook_id, waiting in self._queued.items():
+            room.setdefault(webhook_id, limit - len(waiting))
+        room[None] = limit
         return room
 
     def _attempt(self, job: state.Job) -> None:

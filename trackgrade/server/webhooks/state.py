@@ -14,8 +14,9 @@
 One function, `claim_due`, picks the work: in ONE transaction it fans out
 new events and, per endpoint with room, takes the due deliveries, bumping
 `attempts` and leasing each one (`next_attempt_at` = now + lease, so no other
-claimer takes it while the attempt runs). A later PostgreSQL store turns the
-per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease.
+claimer takes it while the attempt runs). The PostgreSQL store turns the
+per-endpoint select into `... FOR UPDATE SKIP LOCKED` with the same lease
+(`skip_locked=True`): nodes sharing a database never claim the same row.
 `record_results` writes a batch of outcomes in one transaction and ignores
 outcomes whose lease was lost (the row's `lease_id` changed: resent, or
 claimed again after the lease ran out).
@@ -87,7 +88,7 @@ def new_delivery(event: dict, webhook_id: str, now: float) -> dict:
 def fan_out(txn: Txn, now: float, limit: int = FAN_OUT_BATCH) -> int:
     """One delivery row per enabled endpoint of the account for each new
     event; the event becomes "dispatched". Returns how many events."""
-    events = txn.select("events.pending", upto=(now,), limit=limit)
+    events = txn.select("events.pending", upto=(now,), limit=limit, skip_locked=True)
     for event in events:
         for endpoint in txn.select("webhooks.by_account", (event["account_id"],)):
             if endpoint.get("enabled", True):
@@ -108,9 +109,12 @@ def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
 def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], now: float,
                      room: dict[str, int], *, total: int, lease: float = LEASE_S,
                      schedule: tuple[float, ...] = (), rng: random.Random | None = None,
+                     held: set[str] | frozenset = frozenset(),
                      ) -> tuple[list[Outcome], list[Job]]:
     """`record_results` for `finished`, then `claim_due`, in ONE transaction
-    (one journal write per round of the dispatcher instead of two)."""
+    (one journal write per round of the dispatcher instead of two). Rows in
+    `held` (claimed by this process and not yet recorded) are never claimed
+    again, even if their lease ran out."""
     finished = list(finished)
     endpoints = [e for e in store.scan("webhooks") if e.get("enabled", True)
                  and min(room.get(e["id"], room.get(None, 0)), total) > 0]
@@ -119,12 +123,12 @@ def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], n
     with store.transaction() as txn:
         outcomes = _record_in(txn, finished, now, schedule, rng or random.Random())
         fan_out(txn, now)
-        jobs = _claim_in(txn, now, endpoints, room, total, lease)
+        jobs = _claim_in(txn, now, endpoints, room, total, lease, held)
     return outcomes, jobs
 
 
 def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: int,
-              lease: float) -> list[Job]:
+              lease: float, held: set[str] | frozenset = frozenset()) -> list[Job]:
     jobs: list[Job] = []
     bodies: dict[str, bytes] = {}
     for endpoint in endpoints:
@@ -132,7 +136,10 @@ def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: in
         if free <= 0:
             continue
         secrets = signing_secrets(endpoint, now)
-        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,)):
+        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,),
+                              skip_locked=True):
+            if row["id"] in held:
+                continue
             body = bodies.get(row["event_id"])
             if body is None:
                 event = txn.get("events", row["event_id"])

@@ -1,0 +1,179 @@
+"""PostgreSQL figures: `trackgrade serve --database` nodes on one local
+PostgreSQL holding 100,000 analyses.
+
+    python benchmarks/bench_postgres.py [--analyses 100000] [--requests 2000]
+        [--rate 200] [--post-rate 100] [--connections 8] [--seconds 20]
+
+The analyses are made as bench_server.py makes them (a data directory filled
+through the store API, cached), then copied into a throwaway PostgreSQL
+(tests/pgserver.py: initdb + pg_ctl on a free loopback port) with `admin
+migrate`'s library function, which is timed too. Figures:
+
+    GET /v1/analyses/{id} p50/p99 and POST /v1/analyses p99, paced (open
+    loop) on one node, median of --repeat runs
+    throughput: closed-loop GETs from the same clients for --seconds, against
+    one node, then split over two nodes on the same database
+    resident memory per node (the server process; its analysis worker apart)
+
+Prints one table; nothing is asserted. On a 2-core machine the two nodes,
+the clients and PostgreSQL share the same cores: read the 1-vs-2 ratio with
+that in mind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_server  # noqa: E402
+from bench_server import fill, paced_load, pct  # noqa: E402
+from pgserver import LocalPostgres, free_port  # noqa: E402
+
+
+class Node(bench_server.Server):
+    """A `trackgrade serve --database` process (bench_server's Server otherwise)."""
+
+    def __init__(self, database: str, port: int, key: str, name: str) -> None:
+        env = {**os.environ, "TRACKGRADE_RATE_PER_MINUTE": "100000000",
+               "TRACKGRADE_IN_FLIGHT": "100000000", "TRACKGRADE_DAILY_QUOTA": "100000000",
+               "TRACKGRADE_QUEUE_SIZE": "8"}
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "trackgrade", "serve", "--database", database, "--port",
+             str(port), "--workers", "1", "--node-id", name], env=env, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.host, self.port = "127.0.0.1", port
+        self.start_s = self._wait_ready(key)
+
+
+def throughput(nodes: list, make_request, *, connections: int, seconds: float) -> float:
+    """Requests/s completed by `connections` closed-loop clients spread over
+    `nodes` (connection i talks to node i mod len(nodes))."""
+    import multiprocessing
+
+    bench_server._MAKE_REQUEST = make_request
+    context = multiprocessing.get_context("fork")
+    deadline = time.perf_counter() + 0.5 + seconds
+    with context.Pool(connections) as pool:
+        counts = pool.starmap(_closed_loop, [
+            (nodes[i % len(nodes)].host, nodes[i % len(nodes)].port, i, deadline)
+            for i in range(connections)])
+    return sum(counts) / seconds
+
+
+def _closed_loop(host, port, index, deadline) -> int:
+    import http.client
+    import random
+
+    make_request = bench_server._MAKE_REQUEST
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    rng = random.Random(index)
+    done = 0
+    while time.perf_counter() < deadline:
+        method, path, body, headers = make_request(rng)
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        if response.status >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status}")
+        done += 1
+    return done
+
+
+def migrate_into(data: Path, database: str) -> tuple[float, dict]:
+    from trackgrade.server import admin
+    from trackgrade.server.store import open_store
+
+    source, target = open_store(data), open_store(database=database, pool_size=2)
+    try:
+        started = time.perf_counter()
+        counts = admin.migrate(source, target)
+        return time.perf_counter() - started, counts
+    finally:
+        source.close()
+        target.close()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--analyses", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rate", type=float, default=200.0)
+    parser.add_argument("--post-rate", type=float, default=100.0)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path,
+                        default=Path.home() / ".cache" / "trackgrade" / "bench-server")
+    args = parser.parse_args(argv)
+
+    pristine = args.data / f"n{args.analyses}" / "pristine"
+    keys = fill(pristine, args.analyses)["keys"]
+    figures: dict[str, float] = {}
+    with LocalPostgres() as pg:
+        database = pg.create_database("trackgrade_bench")
+        figures["migrate_s"], counts = migrate_into(pristine, database)
+        assert counts["analyses"]["target"] == args.analyses
+
+        def auth(rng):
+            owner = rng.choice(keys)
+            return owner, {"Authorization": f"Bearer {owner['key']}"}
+
+        def get_one(rng):
+            owner, headers = auth(rng)
+            return "GET", f"/v1/analyses/{rng.choice(owner['ids'])}", None, headers
+
+        def post(rng):
+            owner, headers = auth(rng)
+            return "POST", "/v1/analyses", json.dumps({"file_name": "bench.wav"}), {
+                **headers, "Idempotency-Key": uuid.uuid4().hex,
+                "Content-Type": "application/json"}
+
+        nodes = [Node(database, free_port(), keys[0]["key"], "bench-a")]
+        try:
+            figures["start_s"] = nodes[0].start_s
+            time.sleep(5)           # the worker process finishes importing
+            paced_load(nodes[0], get_one, total=400, rate=args.rate,
+                       connections=args.connections)
+            for name, fn, rate in (("get", get_one, args.rate), ("post", post, args.post_rate)):
+                runs = [paced_load(nodes[0], fn, total=args.requests, rate=rate,
+                                   connections=args.connections) for _ in range(args.repeat)]
+                figures[f"{name}_p50_ms"] = statistics.median(pct(lat, 50) for lat in runs)
+                figures[f"{name}_p99_ms"] = statistics.median(pct(lat, 99) for lat in runs)
+            figures["rss_node_mb"] = nodes[0].rss_mb()[0]
+            figures["get_rps_1_node"] = throughput(nodes, get_one, connections=args.connections,
+                                                   seconds=args.seconds)
+            nodes.append(Node(database, free_port(), keys[0]["key"], "bench-b"))
+            time.sleep(5)
+            figures["get_rps_2_nodes"] = throughput(nodes, get_one,
+                                                    connections=args.connections,
+                                                    seconds=args.seconds)
+            figures["rss_node_b_mb"] = nodes[1].rss_mb()[0]
+            figures["rss_node_a_after_mb"] = nodes[0].rss_mb()[0]
+        finally:
+            for node in nodes:
+                node.stop()
+
+    print(f"trackgrade PostgreSQL benchmark: {args.analyses} analyses in one local "
+          f"PostgreSQL, {args.connections} connections; paced GETs at {args.rate:.0f} req/s, "
+          f"POSTs at {args.post_rate:.0f} req/s ({args.requests} per run, median of "
+          f"{args.repeat}); closed-loop GETs for {args.seconds:.0f} s per throughput figure")
+    for name, value in figures.items():
+        print(f"{name:28s} {value:10.2f}")
+
+
+if __name__ == "__main__":
+    main()

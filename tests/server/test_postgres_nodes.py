@@ -1,0 +1,285 @@
+"""Two real `trackgrade serve --database` processes on one real PostgreSQL:
+one idempotent submission raced across both nodes, an upload accepted by the
+other node, the per-minute limit across both, each webhook event delivered
+once, and a node killed with SIGKILL (the other serves everything; the
+restarted node recovers only its own work). Also `admin migrate`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
+from receiver import Receiver  # noqa: E402
+from server_harness import multipart, request  # noqa: E402
+from truth import render_specs  # noqa: E402
+
+from trackgrade.server import accounts  # noqa: E402
+from trackgrade.server.store import open_store  # noqa: E402
+
+CLI = [sys.executable, "-m", "trackgrade"]
+RATE = 40
+ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",
+       "TRACKGRADE_TEST_RATE_PER_MINUTE": "1000", "TRACKGRADE_WEBHOOK_SCHEDULE": "0,1,1,1",
+       "TRACKGRADE_SWEEP_INTERVAL": "0.5", "PYTHONUNBUFFERED": "1"}
+
+
+class Node:
+    """One `trackgrade serve --database URL` process."""
+
+    def __init__(self, database: str, node_id: str) -> None:
+        env = {**os.environ, **ENV}
+        env.pop("TRACKGRADE_DATABASE_URL", None)
+        self.proc = subprocess.Popen(
+            CLI + ["serve", "--database", database, "--node-id", node_id, "--port", "0",
+                   "--workers", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            text=True)
+        self.url, self.log = None, []
+        deadline = time.monotonic() + 90
+        while self.url is None and time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.log.append(line)
+            match = re.search(r"serving on (http://\S+)", line)
+            if match:
+                self.url = match.group(1)
+        assert self.url, "".join(self.log)
+        threading.Thread(target=lambda: self.log.extend(self.proc.stdout), daemon=True).start()
+
+    def __call__(self, method, path, **kw):
+        return request(self.url, method, path, **kw)
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def make_key(database: str, mode: str, credits: int = 10) -> tuple[str, str]:
+    store = open_store(database=database, pool_size=2)
+    try:
+        account = accounts.create_account(store, plan="pro", credits=credits)
+        key, _ = accounts.create_key(store, account["id"], mode=mode)
+        return key, account["id"]
+    finally:
+        store.close()
+
+
+def read(database: str, collection: str, doc_id: str) -> dict | None:
+    store = open_store(database=database, pool_size=2)
+    try:
+        return store.get(collection, doc_id)
+    finally:
+        store.close()
+
+
+def upload_to(node: Node, accepted: dict, data: bytes):
+    """POST the bytes to `node`, whatever node issued the upload URL."""
+    body, ctype = multipart({"file": ("a.wav", data)})
+    path = urlsplit(accepted["upload"]["url"]).path
+    return node("POST", path, raw=body, headers={
+        "Content-Type": ctype, "Authorization": f"Bearer {accepted['upload']['token']}"})
+
+
+def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = node("GET", f"/v1/analyses/{analysis_id}", key=key)
+        assert reply.status == 200, reply.body
+        if reply.json["status"] == want:
+            return reply.json
+        time.sleep(1.0)
+    raise AssertionError(f"{analysis_id} never became {want}: {reply.json['status']}")
+
+
+def submit(node: Node, key: str, idem: str, name: str = "track.wav"):
+    return node("POST", "/v1/analyses", key=key, idem=idem,
+                body={"file_name": name, "mastering_status": "master"})
+
+
+@pytest.fixture(scope="module")
+def track() -> bytes:
+    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
+                               "seconds": 12, "seed": 3}])
+    return (folder / "server_e2e_techno.wav").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def cluster(postgres_server):
+    database = postgres_server.create_database()
+    nodes = [Node(database, "node-a"), Node(database, "node-b")]
+    yield database, nodes
+    for node in nodes:
+        node.stop()
+
+
+def test_one_idempotent_submission_raced_across_both_nodes(cluster):
+    database, (a, b) = cluster
+    key, account_id = make_key(database, "live", credits=5)
+
+    def post(i):
+        return submit((a, b)[i % 2], key, "race-1")
+
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(post, range(16)))
+    accepted = [r for r in replies if r.status == 202]
+    assert accepted and all(r.status in (202, 409) for r in replies), \
+        [(r.status, r.body) for r in replies]
+    assert {r.json["id"] for r in accepted} == {accepted[0].json["id"]}
+    assert sum(r.headers.get("idempotent-replayed") == "true" for r in accepted) \
+        == len(accepted) - 1
+    listed = a("GET", "/v1/analyses", key=key).json["data"]
+    assert [row["id"] for row in listed] == [accepted[0].json["id"]]
+    assert read(database, "accounts", account_id)["credits"] == 4
+
+
+def test_an_upload_accepted_by_the_other_node_completes(cluster, track):
+    database, (a, b) = cluster
+    key, _ = make_key(database, "live")
+    accepted = submit(a, key, "upload-1").json
+    assert accepted["upload"]["url"].startswith(a.url)
+    reply = upload_to(b, accepted, track)
+    assert reply.status == 200, reply.body
+    done = wait_status(a, key, accepted["id"], "complete")
+    assert done["tempo"]["bpm"] == pytest.approx(128, abs=1.5)
+    assert b("GET", f"/v1/analyses/{accepted['id']}", key=key).json == done
+    again = upload_to(a, accepted, track)          # single use, on every node
+    assert again.status == 401 and again.json["error"]["code"] == "upload_token_invalid"
+
+
+def test_the_per_minute_limit_holds_across_both_nodes(cluster):
+    database, (a, b) = cluster
+    key, _ = make_key(database, "live")
+    if time.time() % 60 > 50:                       # stay inside one minute window
+        time.sleep(61 - time.time() % 60)
+
+    def get(i):
+        return (a, b)[i % 2]("GET", "/v1/analyses", key=key).status
+
+    with ThreadPoolExecutor(6) as pool:
+        statuses = list(pool.map(get, range(RATE + 12)))
+    assert statuses.count(200) == RATE and statuses.count(429) == 12
+    reply = b("GET", "/v1/analyses", key=key)
+    assert reply.status == 429 and reply.headers["x-ratelimit-remaining"] == "0"
+
+
+def test_each_webhook_event_reaches_the_receiver_exactly_once(cluster):
+    database, (a, b) = cluster
+    key, account_id = make_key(database, "test")
+    receiver = Receiver()
+    try:
+        added = subprocess.run(CLI + ["admin", "webhooks", "add", receiver.url, "--account",
+                                      account_id, "--database", database, "--json"],
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        ids = []
+        for i in range(6):
+            first, second = (a, b) if i % 2 else (b, a)
+            accepted = submit(first, key, f"hook-{i}", name=f"take_{i}.wav").json
+            assert upload_to(second, accepted, b"RIFF not decoded in test mode").status == 200
+            ids.append(accepted["id"])
+        receiver.wait_for(12, timeout=60)
+        time.sleep(2.0)                                 # a duplicate would arrive meanwhile
+        events = receiver.events()
+        assert len(events) == 12
+        assert len({event["id"] for event in events}) == 12
+        kinds = sorted((e["data"]["id"], e["type"]) for e in events)
+        assert kinds == sorted((i, t) for i in ids
+                               for t in ("analysis.scores_ready", "analysis.completed"))
+    finally:
+        receiver.close()
+
+
+def test_a_node_killed_with_sigkill_loses_nothing_the_other_serves(postgres_server, track):
+    database = postgres_server.create_database()
+    a, b = Node(database, "node-a"), Node(database, "node-b")
+    try:
+        key, account_id = make_key(database, "live", credits=10)
+        test_key, _ = make_key(database, "test")
+        done = submit(a, test_key, "k-done").json                  # finished on a
+        upload_to(a, done, b"x")
+        wait_status(a, test_key, done["id"], "complete")
+        waiting = submit(a, key, "k-waiting").json                 # awaiting its upload
+        computing = submit(a, key, "k-computing").json             # a is computing it
+        assert upload_to(a, computing, track).status == 200
+        others = submit(b, key, "k-other").json                    # b "computing" its own
+        store = open_store(database=database, pool_size=2)
+        with store.transaction() as txn:                           # (held, as b would)
+            row = txn.get("analyses", others["id"])
+            row.update(phase="uploaded", upload_token_hash="")
+            txn.put("analyses", row)
+            txn.put("settings", {"id": f"server.job:{others['id']}", "analysis_id": others["id"],
+                                 "at": time.time(), "node": "node-b"})
+            txn.delete("settings", f"server.upload:{others['id']}")
+        store.close()
+        a.kill()
+        # everything a acknowledged, b serves
+        assert b("GET", f"/v1/analyses/{done['id']}", key=test_key).json["status"] == "complete"
+        assert upload_to(b, waiting, track).status == 200
+        wait_status(b, key, waiting["id"], "complete")
+        assert read(database, "accounts", account_id)["credits"] == 7
+        # a restarts: it fails (and refunds) only what it was computing itself
+        a = Node(database, "node-a")
+        failed = wait_status(a, key, computing["id"], "failed", timeout=30)
+        assert failed["error"]["code"] == "engine_error"
+        assert read(database, "accounts", account_id)["credits"] == 8
+        assert b("GET", f"/v1/analyses/{others['id']}", key=key).json["status"] == "processing"
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_admin_migrate_copies_a_data_directory_and_verifies(tmp_path, postgres_server):
+    data = tmp_path / "data"
+    store = open_store(data)
+    account = accounts.create_account(store, plan="pro", credits=3)
+    key, _ = accounts.create_key(store, account["id"], mode="live")
+    with store.transaction() as txn:
+        for i in range(2500):
+            txn.put("analyses", {"id": f"an_{i:05d}", "account_id": account["id"],
+                                 "key_id": "key_x", "livemode": True, "status": "complete",
+                                 "created_at": f"2026-11-01T00:00:{i % 60:02d}.{i:06d}Z"})
+    store.close()
+    database = postgres_server.create_database()
+    done = subprocess.run(CLI + ["admin", "migrate", "--data", str(data), "--database",
+                                 database, "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert counts["analyses"] == {"source": 2500, "target": 2500}
+    assert counts["accounts"] == {"source": 1, "target": 1}
+    moved = open_store(database=database, pool_size=2)
+    try:
+        assert moved.get("accounts", account["id"])["credits"] == 3
+        assert accounts.authenticate(moved, key)[1]["id"] == account["id"]
+        assert moved.count("analyses.by_key", ("key_x",)) == 2500
+    finally:
+        moved.close()
+    listed = subprocess.run(CLI + ["admin", "keys", "list", "--database", database, "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["credits"] == 3
+    bad = subprocess.run(CLI + ["admin", "keys", "list", "--database",
+                                "postgresql://nobody@127.0.0.1:1/none"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
