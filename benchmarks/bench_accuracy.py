@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from metrics import key_weighted, parse_key, tempo_acc1, tempo_acc2  # noqa: E402
+from metrics import key_relation, key_weighted, parse_key, tempo_acc1, tempo_acc2  # noqa: E402
 
 ELECTRONIC_WORDS = ("electronic", "breakbeat", "trance", "drum", "breaks", "electronica", "house",
                     "techno", "808")
@@ -42,7 +42,10 @@ def ours(path: Path) -> dict:
     features = extract(DecodedAudio(samples, rate, path.suffix.lstrip(".").lower(), "PCM_16"))
     key = features.tonality.key
     return {"bpm": features.rhythm.bpm, "tonic": key and parse_key(key.tonic)[0],
-            "mode": key and key.scale, "lufs": features.loudness.integrated_lufs}
+            "mode": key and key.scale, "lufs": features.loudness.integrated_lufs,
+            "bpm_alternatives": [alt.bpm for alt in features.rhythm.tempo_alternatives],
+            "key_alternatives": [(parse_key(alt.tonic)[0], alt.scale)
+                                 for alt in (key.alternatives if key else ())]}
 
 
 def essentia(path: Path) -> dict:
@@ -80,15 +83,27 @@ def _score(rows: list[dict], tool: str) -> dict:
     if tempo:
         out["acc1"] = np.mean([tempo_acc1(r[tool]["bpm"], r["bpm_refs"]) for r in tempo])
         out["acc2"] = np.mean([tempo_acc2(r[tool]["bpm"], r["bpm_refs"]) for r in tempo])
+    if tempo and all("bpm_alternatives" in r[tool] for r in tempo):
+        out["acc1_or_alternatives"] = np.mean([
+            any(tempo_acc1(b, r["bpm_refs"]) for b in [r[tool]["bpm"], *r[tool]["bpm_alternatives"]])
+            for r in tempo])
     if keys:
         out["key_weighted"] = np.mean([key_weighted(r[tool]["tonic"], r[tool]["mode"], r["key_ref"])
                                        for r in keys])
+        relations = [key_relation(r[tool]["tonic"], r[tool]["mode"], r["key_ref"]) for r in keys]
+        out["key_relations"] = {name: relations.count(name) for name in sorted(set(relations))}
+        if all("key_alternatives" in r[tool] for r in keys):
+            out["key_or_alternatives"] = np.mean([
+                max(key_weighted(t, m, r["key_ref"]) == 1.0 for t, m in
+                    [(r[tool]["tonic"], r[tool]["mode"]), *r[tool]["key_alternatives"]])
+                for r in keys])
     lufs = [abs(r[tool]["lufs"] - r["lufs_ref"]) for r in rows
             if tool in r and r.get("lufs_ref") is not None and r[tool].get("lufs") is not None]
     if lufs:
         out["lufs_max_err"] = float(np.nanmax(lufs))
         out["lufs_within_0.1"] = float(np.mean(np.array(lufs) <= 0.1))
-    return {k: round(float(v), 3) if isinstance(v, (float, np.floating)) else v for k, v in out.items()}
+    return {k: round(float(v), 3) if isinstance(v, (float, np.floating, bool)) else v
+            for k, v in out.items()}
 
 
 def _run(tools: dict, rows: list[dict]) -> dict:

@@ -50,3 +50,20 @@ def key_weighted(est_tonic: int | None, est_mode: str | None, reference: str) ->
     if est_tonic == ref_tonic:
         return 0.2
     return 0.0
+
+
+def key_relation(est_tonic: int | None, est_mode: str | None, reference: str) -> str:
+    """How an estimate relates to the reference: same, fifth (est a fifth
+    above), fourth (a fifth below), relative, parallel, other, none (no key);
+    a tonic-only reference gives same or other."""
+    if est_tonic is None:
+        return "none"
+    ref_tonic, ref_mode = parse_key(reference)
+    step = (est_tonic - ref_tonic) % 12
+    if ref_mode is None:
+        return "same" if step == 0 else "other"
+    if est_mode == ref_mode:
+        return {0: "same", 7: "fifth", 5: "fourth"}.get(step, "other")
+    if (ref_mode == "major" and step == 9) or (ref_mode == "minor" and step == 3):
+        return "relative"
+    return "parallel" if step == 0 else "other"

@@ -45,7 +45,9 @@ def test_synthetic_track_matches_truth(rendered, name):
     samples, sr, entry, loud, dyn, st = rendered[name]
     assert loud.integrated_lufs == pytest.approx(entry["lufs_integrated"], abs=0.01)
     assert loud.loudness_range_lu == pytest.approx(entry["loudness_range_lu"], abs=0.01)
-    assert loud.true_peak_dbtp == pytest.approx(entry["true_peak_dbtp"], abs=0.01)
+    # the truth is the 4x grid's maximum; the 64x search around it reads that or
+    # more, never more than 1 - cos(pi/8) = 0.69 dB above it
+    assert entry["true_peak_dbtp"] - 0.01 <= loud.true_peak_dbtp <= entry["true_peak_dbtp"] + 0.69
     assert loud.sample_peak_dbfs == pytest.approx(entry["sample_peak_dbfs"], abs=0.01)
     assert dyn.rms_dbfs == pytest.approx(entry["rms_dbfs"], abs=0.01)
     assert dyn.clipping_pct == pytest.approx(entry["clipping_pct"], abs=1e-4)

@@ -194,3 +194,24 @@ def test_camelot_wheel_all_24():
     codes = {camelot(pc, sc) for pc in PITCH_CLASSES for sc in ("major", "minor")}
     assert codes == set(CAMELOT_WHEEL)
 
+
+
+def test_a_test_tone_keeps_a_key_with_a_confidence_that_says_how_little_it_means():
+    sine = tones([1000.0], seconds=10.0, amp=0.5)
+    triad = tones([midi_hz(57), midi_hz(60), midi_hz(64)], seconds=10.0)      # A minor
+    tone_key, triad_key = tonality_of(sine, 44100).key, tonality_of(triad, 44100).key
+    assert tone_key is not None and tone_key.confidence <= 0.1
+    assert triad_key is not None and (triad_key.tonic, triad_key.scale) == ("A", "minor")
+    assert triad_key.confidence >= 0.6
+
+
+def test_key_alternatives_are_the_next_best_keys_below_the_reading(rendered):
+    for _, tonality in rendered[:6]:
+        key = tonality.key
+        assert key is not None and len(key.alternatives) == 2
+        seen = {(key.tonic, key.scale)}
+        for alt in key.alternatives:
+            assert (alt.tonic, alt.scale) not in seen and alt.camelot == camelot(alt.tonic, alt.scale)
+            assert 0.0 <= alt.confidence <= key.confidence
+            seen.add((alt.tonic, alt.scale))
+        assert key.alternatives[0].confidence >= key.alternatives[1].confidence

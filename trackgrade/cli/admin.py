@@ -17,15 +17,33 @@ import json
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Iterator, Optional
 
 import typer
 
 from trackgrade.cli.errors import EXIT_USAGE, exit_code_for, print_error
 from trackgrade.errors import TrackgradeError
-from trackgrade.server import admin
-from trackgrade.server.store import Store, StoreError
-from trackgrade.server.webhooks import endpoints
+
+if TYPE_CHECKING:
+    from trackgrade.server.store import Store
+
+
+class _OnUse:
+    """A module imported on first attribute access: the server's store and
+    webhook machinery load when an admin command runs, not with every command."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+        return getattr(importlib.import_module(self._name), attr)
+
+
+admin = _OnUse("trackgrade.server.admin")
+endpoints = _OnUse("trackgrade.server.webhooks.endpoints")
+_store = _OnUse("trackgrade.server.store")
+DEFAULT_OVERLAP_S = 86400      # endpoints.DEFAULT_OVERLAP (a test keeps the two equal)
 
 app = typer.Typer(name="admin", no_args_is_help=True, add_completion=False,
                   help="Manage keys, credits, webhooks and switches in a data directory "
@@ -82,6 +100,7 @@ def _opened(data: Path | None, database: str | None = None, *,
     same)."""
     url = admin.database_url(database, data)
     store = None
+    StoreError = _store.StoreError
     try:
         if url:
             store = admin.open_database(url)
@@ -280,7 +299,7 @@ def webhooks_rotate(
     webhook_id: Annotated[str, typer.Argument(help="The endpoint's id (we_…).")],
     overlap: Annotated[int, typer.Option(
         min=0, help="Seconds the old secret keeps signing beside the new one.")] =
-        endpoints.DEFAULT_OVERLAP,
+        DEFAULT_OVERLAP_S,
     data: DataOption = None,
     database: DatabaseOption = None,
     as_json: JsonOption = False,

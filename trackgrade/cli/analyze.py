@@ -15,16 +15,18 @@ import sys
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from trackgrade.cli.errors import EXIT_OK, EXIT_USAGE, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import Reference, check_genre
 from trackgrade.model import Analysis
+
+if TYPE_CHECKING:                      # rich loads only to draw
+    from rich.console import Console
 
 
 Mastering = Enum("Mastering", {name.replace("-", "_"): name for name in MASTERING_STATUSES},
@@ -67,10 +69,12 @@ def checked_genre(genre: str | None) -> str | None:
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
     return Console(highlight=False)
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
     return Console(stderr=True, highlight=False)
 
 
@@ -133,13 +137,14 @@ def analyze(
     """
     genre = checked_genre(genre)
     references = load_references(reference)
-    out, err = stdout_console(), stderr_console()
+    out = None if as_json else stdout_console()       # rich loads only to draw
+    err = stderr_console() if sys.stderr.isatty() else None
     entries: list[dict] = []
     done: list[Analysis] = []
     exit_code = EXIT_OK
     for path in files:
         status = (err.status(f"Analyzing {path.name}…", spinner="dots")
-                  if err.is_terminal else nullcontext())
+                  if err is not None and err.is_terminal else nullcontext())
         try:
             with status:
                 analysis = analyze_path(path, mastering.value, genre=genre, references=references)

@@ -25,20 +25,17 @@ summary stay this module's.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
-from rich.text import Text
 
 from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
                                     ReferenceOption, checked_genre, load_references,
@@ -48,6 +45,10 @@ from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
                                  row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
+
+if TYPE_CHECKING:                      # process pools and rich load when a batch runs
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
 RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
@@ -166,6 +167,7 @@ def capped_threads(threads: int = 1) -> Iterator[None]:
 def pool_context() -> multiprocessing.context.BaseContext:
     """forkserver where available (fast starts from a preloaded server),
     otherwise spawn; never plain fork from a process that may hold threads."""
+    import multiprocessing
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["trackgrade.pipeline"])
@@ -186,6 +188,8 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
     """Grade in worker processes, reporting each file as it completes. A
     worker that dies takes its file with it (recorded as failed), and the
     pool is rebuilt for the files still waiting. `target`: genre, references."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     pending = list(files)
     fruitless = 0          # pools in a row that died before finishing any file
     while pending:
@@ -320,6 +324,7 @@ def batch(
                 writer.write(row, document)
                 failed = sum(1 for r in rows if r["status"] != "ok")
                 if row["status"] != "ok" and err.is_terminal:
+                    from rich.text import Text
                     progress.console.print(Text.assemble(
                         ("✗ ", "bold red"), (row["file"], "bold"),
                         f"  {row['error_code']}: {row['error_message']}"))

@@ -28,24 +28,26 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-import click
 import typer
 
 from trackgrade.client.errors import APIError
 from trackgrade.errors import TrackgradeError
 
 # Typer >= 0.20 vendors its own copy of click (typer._click); older releases use
-# click itself. The boundary recognises both, so it works with either.
+# click itself. The boundary recognises both: the real click's exceptions too
+# when click is loaded (importing it only for that would slow every command).
 try:
     from typer._click import exceptions as _vendored
+    _FAMILIES = (_vendored,) + ((sys.modules["click"].exceptions,) if "click" in sys.modules else ())
 except ImportError:  # pragma: no cover - older Typer
-    _vendored = click.exceptions
+    import click
+    _FAMILIES = (click.exceptions,)
 
-NO_ARGS_ERRORS = tuple({click.exceptions.NoArgsIsHelpError, _vendored.NoArgsIsHelpError})
-USAGE_ERRORS = tuple({click.UsageError, _vendored.UsageError})
-CLICK_ERRORS = tuple({click.ClickException, _vendored.ClickException})
-EXIT_SIGNALS = tuple({click.exceptions.Exit, typer.Exit})
-ABORT_SIGNALS = tuple({click.Abort, typer.Abort, KeyboardInterrupt})
+NO_ARGS_ERRORS = tuple({f.NoArgsIsHelpError for f in _FAMILIES})
+USAGE_ERRORS = tuple({f.UsageError for f in _FAMILIES})
+CLICK_ERRORS = tuple({f.ClickException for f in _FAMILIES})
+EXIT_SIGNALS = tuple({typer.Exit, *(f.Exit for f in _FAMILIES if hasattr(f, "Exit"))})
+ABORT_SIGNALS = tuple({typer.Abort, KeyboardInterrupt, *(f.Abort for f in _FAMILIES if hasattr(f, "Abort"))})
 
 EXIT_OK = 0
 EXIT_BAD = 1
@@ -86,7 +88,7 @@ def error_line(message: str) -> str:
 
 def print_error(message: str) -> None:
     try:
-        click.echo(error_line(message), err=True)
+        typer.echo(error_line(message), err=True)
     except OSError:
         pass
 

@@ -19,10 +19,10 @@ import os
 import shutil
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:                     # rich loads when a help screen is drawn, not on every run
+    from rich.table import Table
 
 # Command path (without "trackgrade") -> (what it shows, the command line).
 EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
@@ -244,6 +244,7 @@ def usage_line(command, ctx) -> str:
 # ---------------------------------------------------------------- the screen
 
 def _table() -> Table:
+    from rich.table import Table
     table = Table.grid(padding=(0, 3))
     table.add_column(no_wrap=True, style="bold")
     table.add_column()
@@ -252,6 +253,9 @@ def _table() -> Table:
 
 def help_text(command, ctx, *, width: int, colour: bool) -> str:
     """The whole help screen as text (ANSI styles only when `colour`)."""
+    from rich.console import Console
+    from rich.text import Text
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=colour,
                       color_system="standard" if colour else None, highlight=False,

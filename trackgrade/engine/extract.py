@@ -125,5 +125,5 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         loudness=loudness, dynamics=dynamics, stereo=stereo, spectrum=spectrum,
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
-        noise_floor=noise_floor,
+        noise_floor=noise_floor, decoder_notes=audio.decoder_notes,
     )

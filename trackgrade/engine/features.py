@@ -31,6 +31,7 @@ class DecodedAudio:
     subtype: str              # soundfile subtype, e.g. "PCM_16", "FLOAT"
     truncated: bool = False   # header promised more audio than was present
     declared_duration_s: float | None = None
+    decoder_notes: int = 0    # damaged-frame complaints of the MP3 decoder (resyncs, bad frames)
 
     @property
     def channels(self) -> int:
@@ -156,4 +157,5 @@ class Features:
     structure: Structure
     timings_s: dict = field(default_factory=dict)   # stage -> seconds, for benchmarks
     declared_duration_s: float | None = None         # what a truncated file's header promised
+    decoder_notes: int = 0                           # the MP3 decoder's damaged-frame complaints
     noise_floor: NoiseFloor | None = None            # None when not measured

@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.fft
 from numpy.lib.stride_tricks import sliding_window_view
+
+from trackgrade.engine.fft import rfft_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,7 +130,7 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int)
     for i in range(0, n, chunk):
         m = min(chunk, n - i)
         np.multiply(frames[i:i + m], window, out=buf[:m])
-        spec = scipy.fft.rfft(buf[:m], axis=1, workers=workers, overwrite_x=True)
+        spec = rfft_rows(buf[:m], workers=workers)
         np.square(spec.real, out=power[:m])
         power[:m] += np.square(spec.imag)
         yield i, power[:m]

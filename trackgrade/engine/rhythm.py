@@ -90,7 +90,11 @@ def onset_envelope(spec: ShortFrames) -> Onsets:
     ref = max(float(total.max()) if total.size else 0.0, 1e-12)
     # log compression relative to the loudest frame: 80 dB of range
     floor = ref * 1e-8
-    logb = np.log10(np.maximum(bands, floor / len(edges)) / ref) * 10.0
+    # and each band at most 50 dB under its own frame: a steady tone's window
+    # leakage into far bands wobbles by several dB from frame to frame, which
+    # is no onset (a drone or a chord would otherwise show a "pulse")
+    band_floor = np.maximum(floor / len(edges), total[:, None] * 1e-5)
+    logb = np.log10(np.maximum(bands, band_floor) / ref) * 10.0
     energy_db = 10.0 * np.log10(np.maximum(total, floor) / ref)
     flux = np.diff(logb, axis=0, prepend=logb[:1])
     # rises under 0.5 dB are not onsets (a steady tone's leakage wobbles by less)
@@ -230,6 +234,7 @@ def estimate_tempo(env: np.ndarray, fps: float, low: np.ndarray | None = None,
         j = int(np.argmax(loop_score))
         if loop_score[j] >= 0.7 * score[i] and abs(loops[j] - bpm) > 0.01 * bpm:
             bpm = float(loops[j])
+    bpm = metrical_level(ac, env, fps, bpm, duration_s)
     salience = float(np.clip(_interp(ac, np.array([60.0 * fps / bpm]))[0], 0.0, 1.0))
     # confidence: how far the winner stands above the typical comb value
     base = float(np.median(comb[usable])) if usable.any() else 0.0
@@ -245,23 +250,105 @@ def estimate_tempo(env: np.ndarray, fps: float, low: np.ndarray | None = None,
     return TempoEstimate(bpm, conf, salience, tuple(cands), ac)
 
 
-def tempo_alternatives(ac: np.ndarray | None, fps: float, bpm: float,
-                       confidence: float) -> tuple[TempoReading, ...]:
-    """Up to 3 other readings (half, double, 2/3, 3/2, 3/4, 4/3 of `bpm`) whose
-    comb score reaches half the reading's own; confidence = the reading's
-    confidence times their comb score relative to it."""
-    if ac is None or bpm <= 0 or confidence <= 0:
-        return ()
+# ---------------------------------------------------------------- metrical level
+
+_FAMILY = (2.0 / 3.0, 0.75, 4.0 / 3.0, 1.5)    # the non-octave relatives the comb can lock onto
+_METER_BEATS = (3, 4)                          # bar lengths tried: ternary and binary
+
+
+def grid_strength(env: np.ndarray, period: float) -> float:
+    """How much onset strength a beat grid of `period` frames collects at its
+    best phase, relative to the envelope's mean (1 = no better than chance)."""
+    n = len(env)
+    mean = float(env.mean()) if n else 0.0
+    if period <= 0 or 2 * period > n or mean <= 0:
+        return 0.0
+    # each grid point takes the strongest frame within one frame of it: a grid
+    # whose period is not a whole number of frames drifts across sharp onsets
+    near = np.maximum(env, np.maximum(np.roll(env, 1), np.roll(env, -1)))
+    phases = np.arange(0.0, period, 0.5)
+    k = np.arange(0.0, (n - 1) // period + 1)
+    idx = phases[:, None] + k[None, :] * period
+    inside = idx <= n - 1
+    vals = np.where(inside, near[np.minimum(np.round(idx), n - 1).astype(np.intp)], 0.0)
+    folded = vals.sum(axis=1) / np.maximum(inside.sum(axis=1), 1)
+    return float(folded.max() / mean)
+
+
+def metrical_evidence(ac: np.ndarray, env: np.ndarray, fps: float, bpm: float,
+                      duration_s: float | None) -> float:
+    """Evidence that `bpm` is the beat, whatever the meter: periodicity at the
+    beat level (autocorrelation at 1 and 2 beats), at the bar level (3 or 4
+    beats and twice that, whichever is stronger: waltzes and swung or
+    ternary material have 3-beat bars), the onset strength a beat grid
+    collects (log of `grid_strength`), and for clips under 12 s how nearly
+    the clip is a whole number of 4-beat bars (sample loops are cut so).
+    A weak log-prior around 125 BPM breaks ties.""" 
+    lag = 60.0 * fps / bpm
     max_lag = 0.75 * len(ac)
-    names = list(TEMPO_RELATIONS)
-    alts = np.array([bpm * TEMPO_RELATIONS[r] for r in names])
-    scores = _comb_scores(ac, fps, np.concatenate(([bpm], alts)), max_lag)
-    if scores[0] <= 0:
+
+    def level(*beats: float) -> float:
+        lags = np.array([b * lag for b in beats if b * lag <= max_lag])
+        return float(np.maximum(_interp(ac, lags), 0.0).mean()) if lags.size else 0.0
+
+    beat = level(1, 2)
+    bar = max(level(m, 2 * m) for m in _METER_BEATS)
+    evidence = beat + bar + 0.5 * np.log(max(grid_strength(env, lag), 1e-3))
+    evidence += 0.1 * float(np.log(_tempo_prior(np.array([bpm]))[0]))
+    if duration_s and 0 < duration_s <= _LOOP_MAX_S:
+        beats = duration_s * bpm / 60.0
+        miss = abs(beats - 4.0 * max(1.0, round(beats / 4.0)))     # beats off whole 4-beat bars
+        evidence += float(np.exp(-0.5 * (miss / 0.12) ** 2))
+    return float(evidence)
+
+
+def metrical_level(ac: np.ndarray, env: np.ndarray, fps: float, bpm: float,
+                   duration_s: float | None, stay: float = 0.2) -> float:
+    """The comb weighs the bar as 4 beats, so a 3-beat bar (a waltz, swung or
+    ternary material) or a sparse loop can make it lock onto 4/3 or 3/2 of the
+    beat. Score the comb's tempo against its 2/3, 3/4, 4/3 and 3/2 relatives
+    (`metrical_evidence`) and move only when a relative wins by more than
+    `stay`; the winner is then sharpened within 4 % and its octave chosen by
+    the comb, as for the first reading."""
+    if bpm <= 0 or len(env) < 8:
+        return bpm
+    best, best_score = bpm, metrical_evidence(ac, env, fps, bpm, duration_s) + stay
+    for ratio in _FAMILY:
+        other = bpm * ratio
+        if BPM_MIN <= other <= BPM_MAX:
+            score = metrical_evidence(ac, env, fps, other, duration_s)
+            if score > best_score:
+                best, best_score = other, score
+    if best == bpm:
+        return float(bpm)
+    # a relative won: sharpen it (the comb's peak was for another level), then let
+    # the comb choose its octave as it chose the first reading's
+    near = best * np.linspace(0.96, 1.04, 33)
+    near = near[(near >= BPM_MIN) & (near <= BPM_MAX)]
+    best = float(near[int(np.argmax([metrical_evidence(ac, env, fps, b, duration_s) for b in near]))])
+    octaves = np.array([b for b in (0.5 * best, best, 2.0 * best) if BPM_MIN <= b <= BPM_MAX])
+    comb = _comb_scores(ac, fps, octaves, 0.75 * len(ac)) * _tempo_prior(octaves)
+    return float(octaves[int(np.argmax(comb))])
+
+
+def tempo_alternatives(ac: np.ndarray | None, env: np.ndarray, fps: float, bpm: float,
+                       confidence: float, duration_s: float | None) -> tuple[TempoReading, ...]:
+    """Up to 3 other readings of the tempo (half, double, 2/3, 3/2, 3/4, 4/3 of
+    `bpm`), best first. Each one's confidence is the reading's confidence
+    scaled by exp(evidence difference / 0.5) (`metrical_evidence`), capped just
+    under it; readings under a tenth of the reading's confidence are left out."""
+    if ac is None or bpm <= 0 or confidence <= 0 or len(env) < 8:
         return ()
-    rel = scores[1:] / scores[0]
-    keep = [i for i in np.argsort(rel)[::-1] if rel[i] >= 0.5 and 30.0 <= alts[i] <= 300.0]
-    return tuple(TempoReading(round(float(alts[i]), 2), names[i],
-                              round(float(confidence * min(rel[i], 1.0)), 4)) for i in keep[:3])
+    own = metrical_evidence(ac, env, fps, bpm, duration_s)
+    found = []
+    for name, ratio in TEMPO_RELATIONS.items():
+        other = bpm * ratio
+        if 30.0 <= other <= 300.0:
+            rel = float(np.exp((metrical_evidence(ac, env, fps, other, duration_s) - own) / 0.5))
+            found.append((min(rel, 0.95), name, other))
+    found.sort(reverse=True)
+    return tuple(TempoReading(round(float(other), 2), name, round(float(confidence * rel), 4))
+                 for rel, name, other in found[:3] if rel >= 0.1)
 
 
 # ---------------------------------------------------------------- beats
@@ -516,7 +603,11 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     sal_low = float(_comb_scores(ac_low, fps, bpm_arr, max_lag)[0])
     # a pulse needs percussion: high-frequency transients (hats, snares) or a kick
     # pulse. Ambient bells on a grid, a few tonal notes a second, are not a beat.
-    percussive = max(float(np.clip((on.hf_activity - 0.6) / 0.8, 0.0, 1.0)), float(np.clip(sal_low / 0.4, 0.0, 1.0)))
+    # A kick-band pulse counts when its onsets are real rises (kicks rise by
+    # several dB; a drone's beating or leakage wobbles by under 1 dB)
+    kick_rise = float(np.percentile(on.low, 99)) if on.low.size else 0.0
+    kick = float(np.clip(sal_low / 0.4, 0.0, 1.0)) * float(np.clip((kick_rise - 0.5) / 1.0, 0.0, 1.0))
+    percussive = max(float(np.clip((on.hf_activity - 0.6) / 0.8, 0.0, 1.0)), kick)
     density = float(np.clip((onset_rate - 0.5) / 1.5, 0.0, 1.0))
     beat_strength = float(np.clip(0.5 * sal_full + 0.5 * sal_low, 0.0, 1.0)) ** 0.75 * percussive * density
     confidence = float(np.clip(0.5 * est.confidence + 0.5 * min(1.0, beat_strength / 0.4), 0.0, 1.0))
@@ -531,4 +622,4 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
                   onset_rate=round(onset_rate, 3), beat_strength=round(beat_strength, 4),
                   danceability=round(dance, 4), tempo_confidence=round(confidence, 4),
                   tempo_salient=salient,
-                  tempo_alternatives=tempo_alternatives(est.ac, fps, bpm, confidence))
+                  tempo_alternatives=tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s))

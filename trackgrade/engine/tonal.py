@@ -48,6 +48,7 @@ PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 TONAL_MIN_HZ = 100.0          # tonalness ignores pure sub tones (tuned kicks)
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
+ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -198,14 +199,25 @@ def _key_of(index: int, confidence: float) -> Key:
                confidence=round(float(np.clip(confidence, 0.0, 1.0)), 3))
 
 
-def key_alternatives(corr: np.ndarray, n: int = 2) -> tuple[Key, ...]:
-    """The `n` next-best keys after the best one. Confidence: the correlation,
-    scaled down by how far it trails the best (0.5 at a tie, 0 at 0.1 behind)."""
+def key_alternatives(corr: np.ndarray, confidence: float, n: int = 2) -> tuple[Key, ...]:
+    """The `n` next-best keys after the best one. Confidence: the reading's
+    `confidence` times exp(-(correlation behind the best) / ALT_TEMPERATURE),
+    so a near tie is nearly as likely and 0.1 behind is about a seventh of it."""
     order = np.argsort(corr)[::-1]
     best = float(corr[order[0]])
-    return tuple(_key_of(int(j), float(np.clip(corr[j], 0.0, 1.0))
-                         * float(np.clip(0.5 - (best - corr[j]) / 0.2, 0.0, 1.0)))
+    return tuple(_key_of(int(j), confidence * float(np.exp(-(best - corr[j]) / ALT_TEMPERATURE)))
                  for j in order[1:1 + n])
+
+
+def pitch_spread(chroma: np.ndarray) -> float:
+    """Effective number of pitch classes in a chroma (exp of its entropy):
+    1 for one pitch class, 12 for all alike. A key needs a scale's worth."""
+    p = np.asarray(chroma, dtype=np.float64)
+    total = float(p.sum())
+    if total <= 0:
+        return 0.0
+    p = p[p > 0] / total
+    return float(np.exp(-(p * np.log(p)).sum()))
 
 
 def measure_tonality(spec: Spectrogram) -> Tonality:
@@ -220,7 +232,11 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     if tonalness < MIN_TONALNESS or best < MIN_CORRELATION:
         return Tonality(key=None, chroma=out_chroma)
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
+    # one tone or a bare interval fits many keys equally: a test tone keeps a
+    # key, with a confidence that says how little it means
+    confidence *= float(np.clip((pitch_spread(chroma) - 1.5) / 2.5, 0.1, 1.0))
     tonic = PITCH_CLASSES[pc]
     return Tonality(key=Key(tonic=tonic, scale=scale, camelot=camelot(tonic, scale),
-                            confidence=round(confidence, 3), alternatives=key_alternatives(corr)),
+                            confidence=round(confidence, 3),
+                            alternatives=key_alternatives(corr, confidence)),
                     chroma=out_chroma)

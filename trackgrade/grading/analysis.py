@@ -161,6 +161,7 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
     floor = f.noise_floor
     extras = {
         "truncated": bool(f.truncated),
+        "decoder_notes": int(f.decoder_notes),
         "declared_duration_s": (None if f.declared_duration_s is None
                                 else _num(f.declared_duration_s, 2, 0.0)),
         "sample_rate": int(f.sample_rate), "channels": int(f.channels), "container": f.container,

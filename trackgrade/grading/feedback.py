@@ -23,11 +23,19 @@ def camelot_neighbours(code: str) -> list[str]:
 
 def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     x = a.extras
+    items = []
+    notes = x.get("decoder_notes", 0)
+    if notes:
+        items.append((25.0, FeedbackItem("warn", "file", (
+            f"The MP3 stream is damaged in places: the decoder reported {notes} bad "
+            f"frame{'s' if notes != 1 else ''} and skipped or re-synchronised past "
+            f"{'them' if notes != 1 else 'it'}. Short dropouts can follow; export the MP3 "
+            f"again (or send the WAV/FLAC) if this is not the file you meant."))))
     if not x.get("truncated"):
-        return []
+        return items
     declared = x.get("declared_duration_s")
     promised = f" of the {declared:.1f} s its header declares" if declared else ""
-    return [(30.0, FeedbackItem("warn", "file", (
+    return items + [(30.0, FeedbackItem("warn", "file", (
         f"The file is truncated: only {a.duration_seconds:.1f} s decoded{promised}. Re-export or "
         f"re-upload the complete file; these results cover only the part that arrived.")))]
 

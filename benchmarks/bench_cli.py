@@ -1,0 +1,120 @@
+"""Whole-process speed of `trackgrade analyze` (start to exit, JSON written),
+with the peers run as whole processes in the same rounds.
+
+    python benchmarks/bench_cli.py                 # 5-minute track + demo, 7 rounds
+    python benchmarks/bench_cli.py --rounds 11 --no-librosa
+
+Each round runs, one after the other (alternated, so a busy machine slows
+every contender alike): `python -m trackgrade analyze FILE --json > out.json`,
+then the Essentia pipeline of bench_engine.py (AudioLoader + LoudnessEBUR128 +
+RhythmExtractor2013 multifeature + KeyExtractor edma) as a fresh
+`python` process that writes its JSON, then librosa's (load + beat_track +
+chroma_cqt) likewise, for the 5-minute stereo 44.1 kHz `speed` track and for
+fixtures/demo.mp3 (31 s). Reported: medians, the ratio of medians and the
+median of the per-round ratios, and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+PEER = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from pathlib import Path
+import bench_engine
+result = bench_engine.{fn}(Path(sys.argv[1]))
+Path(sys.argv[2]).write_text(json.dumps(result, default=float))
+"""
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def command(who: str, track: Path, out: Path) -> list[str]:
+    if who == "trackgrade":
+        return [sys.executable, "-m", "trackgrade", "analyze", str(track), "--json"]
+    fn = {"essentia": "essentia_pipeline", "librosa": "librosa_pipeline"}[who]
+    code = PEER.format(bench=str(ROOT / "benchmarks"), fn=fn)
+    return [sys.executable, "-c", code, str(track), str(out)]
+
+
+def run_once(who: str, track: Path, workdir: Path) -> float:
+    """Seconds from process start to exit; the JSON lands in a file."""
+    out = workdir / f"{who}.json"
+    cmd = command(who, track, out)
+    with open(out, "wb") as sink:
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, stdout=sink, stderr=subprocess.PIPE, env=_env(), cwd=workdir)
+        seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"{who} failed on {track.name}: {done.stderr.decode(errors='replace')[-800:]}")
+    json.loads(out.read_text())            # the JSON was written and is whole
+    return seconds
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--no-librosa", action="store_true")
+    parser.add_argument("--no-peers", action="store_true")
+    args = parser.parse_args()
+    from truth import render_grid
+    speed_dir, speed_tracks = render_grid("speed")
+    tracks = {"5min": speed_dir / speed_tracks[0]["file"], "demo": ROOT / "fixtures" / "demo.mp3"}
+    who = ["trackgrade"] + ([] if args.no_peers else ["essentia"] + ([] if args.no_librosa else ["librosa"]))
+    times: dict = {t: {w: [] for w in who} for t in tracks}
+    load_before = load_average()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        for name, track in tracks.items():           # warm the page cache and the .pyc files
+            for w in who:
+                run_once(w, track, workdir)
+        for r in range(args.rounds):
+            for name, track in tracks.items():
+                for w in who:
+                    times[name][w].append(run_once(w, track, workdir))
+            print(f"round {r + 1}: " + "  ".join(
+                f"{n}/{w} {times[n][w][-1]:.2f}s" for n in tracks for w in who), flush=True)
+    load_after = load_average()
+    report = {"rounds": args.rounds, "load_before": load_before, "load_after": load_after,
+              "cpus": os.cpu_count(), "tracks": {}}
+    for name in tracks:
+        row = {w: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v)}
+               for w, v in times[name].items()}
+        ours = times[name]["trackgrade"]
+        for w in who[1:]:
+            row[w]["ratio_of_medians"] = statistics.median(times[name][w]) / statistics.median(ours)
+            row[w]["median_pair_ratio"] = statistics.median(p / o for p, o in zip(times[name][w], ours))
+        report["tracks"][name] = row
+    print(f"load average {load_before:.2f} before, {load_after:.2f} after, {os.cpu_count()} cpus")
+    for name, row in report["tracks"].items():
+        for w, r in row.items():
+            extra = (f"  peer/ours {r['ratio_of_medians']:.2f}x (pairwise {r['median_pair_ratio']:.2f}x)"
+                     if "ratio_of_medians" in r else "")
+            print(f"{name:5s} {w:10s} median {r['median_s']:.3f} s  [{r['min_s']:.3f}-{r['max_s']:.3f}]{extra}")
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / "cli.json").write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

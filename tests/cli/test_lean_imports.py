@@ -1,0 +1,43 @@
+"""`trackgrade analyze` loads only what it uses: no scipy (its FFT module is
+loaded on its own, the loudness filters are numpy), no server, no rich when
+printing JSON, no process pools. Checked on a real run with `-X importtime`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "fixtures" / "demo.mp3"
+NEVER = ("scipy", "trackgrade.server", "rich", "multiprocessing", "concurrent.futures.process",
+         "trackgrade.cli.render", "trackgrade.report", "waitress", "flask", "click")
+
+
+def imported_by(*args: str) -> tuple[set[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "trackgrade", *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return names, done.stdout
+
+
+def _offenders(names: set[str]) -> list[str]:
+    return sorted(n for n in names if any(n == p or n.startswith(p + ".") for p in NEVER))
+
+
+def test_analyze_json_imports_only_the_engine():
+    names, out = imported_by("analyze", str(DEMO), "--json")
+    assert json.loads(out)["file_name"] == "demo.mp3"
+    assert "trackgrade.engine.extract" in names            # the check sees real imports
+    assert _offenders(names) == []
+
+
+def test_admin_overlap_default_is_the_webhooks_one():
+    from trackgrade.cli.admin import DEFAULT_OVERLAP_S
+    from trackgrade.server.webhooks.endpoints import DEFAULT_OVERLAP
+    assert DEFAULT_OVERLAP_S == DEFAULT_OVERLAP

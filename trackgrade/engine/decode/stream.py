@@ -1,0 +1,124 @@
+"""FLAC and MP3 samples through libsndfile (soundfile on io.BytesIO): block-wise
+into one buffer, never past the duration limit; long FLACs as two halves on
+two threads."""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import soundfile as sf
+
+from trackgrade.engine.decode.info import AudioInfo, CONTAINER_NAMES
+from trackgrade.engine.decode.limits import MAX_DURATION_S
+from trackgrade.engine.decode.mp3 import _id3_end, _mp3_first_frame, _with_frame_count
+from trackgrade.errors import AudioError, LimitError
+
+
+_BLOCK_FRAMES = 1 << 14      # a stream that breaks off loses at most one block
+
+
+def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
+    """FLAC/MP3 through libsndfile, block-wise into one buffer, never past the
+    duration limit. A stream that breaks off keeps what decoded (truncated)."""
+    cap = int(MAX_DURATION_S * info.sample_rate) + 1
+    start = _id3_end(data) if info.container == "flac" and bytes(data[:3]) == b"ID3" else 0
+    name = CONTAINER_NAMES[info.container]
+    payload = bytes(memoryview(data)[start:]) if start else data
+    handle = _open_soundfile(payload, name)
+    if info.container == "mp3" and info.frames and handle.frames < info.frames - 2304:
+        # libsndfile under-estimated an untagged MP3 and would stop reading there
+        sync = _mp3_first_frame(data)
+        tagged = _with_frame_count(data, sync, info.frames) if sync is not None else None
+        if tagged is not None:
+            handle.close()
+            handle = _open_soundfile(tagged, name)
+    if (info.container == "flac" and 0 < handle.frames < cap
+            and handle.frames >= _HALVES_FROM_S * info.sample_rate):
+        whole = _decode_flac_in_halves(handle, payload)
+        if whole is not None:
+            return whole, False
+        handle.close()                  # a damaged stream: decode it afresh, in order
+        handle = _open_soundfile(payload, name)
+    with handle:
+        known = 0 < handle.frames < cap
+        out = np.empty((handle.frames if known else min(cap, 30 * info.sample_rate),
+                        handle.channels), dtype=np.float32)
+        pos, broken = 0, ""
+        try:
+            while pos < cap:
+                if pos == out.shape[0]:      # more than announced: read on, grow once per block
+                    extra = handle.read(_BLOCK_FRAMES, dtype="float32", always_2d=True)
+                    if extra.shape[0] == 0:
+                        break
+                    out = _grow(out, min(cap, max(pos + extra.shape[0], int(pos * 1.5))))
+                    got = min(extra.shape[0], out.shape[0] - pos)
+                    out[pos:pos + got] = extra[:got]
+                else:
+                    got = handle.read(out=out[pos:pos + _BLOCK_FRAMES]).shape[0]
+                    if got == 0:
+                        break
+                pos += got
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            broken = str(exc) or "decoder error"
+    if pos >= cap:
+        raise LimitError("the audio is longer than 20 minutes; the limit is 20 minutes per file")
+    if broken and pos == 0:
+        raise AudioError(f"the {name} file could not be decoded: {broken}")
+    samples = out[:pos] if pos >= out.shape[0] * 0.9 else out[:pos].copy()
+    # Truncated means the header promised more than decoded; a FLAC without a
+    # total sample count (libsndfile fails its last read) promised nothing.
+    declared = info.frames if info.container == "flac" else None
+    return samples, declared is not None and pos < declared
+
+
+_HALVES_FROM_S = 60.0    # FLACs at least this long decode as two halves on two threads
+
+
+def _decode_flac_in_halves(handle: sf.SoundFile, payload: bytes) -> np.ndarray | None:
+    """A long FLAC of known length decoded as two halves at once: FLAC frames
+    decode independently, libsndfile seeks sample-exactly, and cffi releases
+    the GIL during the C calls, so the halves run on two cores. The samples are
+    those of one sequential decode. None when any read falls short or fails
+    (a damaged stream): the caller then decodes sequentially and keeps what is
+    readable. Closes nothing; the caller still owns `handle`."""
+    frames, channels = handle.frames, handle.channels
+    out = np.empty((frames, channels), dtype=np.float32)
+    middle = frames // 2
+
+    def read(part: sf.SoundFile, start: int, end: int) -> bool:
+        try:
+            part.seek(start)
+            pos = start
+            while pos < end:
+                got = part.read(out=out[pos:min(end, pos + _BLOCK_FRAMES)]).shape[0]
+                if got == 0:
+                    return False
+                pos += got
+            return True
+        except (sf.LibsndfileError, RuntimeError):
+            return False
+
+    try:
+        second = sf.SoundFile(io.BytesIO(payload))
+    except (sf.LibsndfileError, RuntimeError, ValueError):
+        return None
+    with second, ThreadPoolExecutor(max_workers=1) as pool:
+        later = pool.submit(read, second, middle, frames)
+        first_ok = read(handle, 0, middle)
+        ok = later.result() and first_ok
+    return out if ok else None
+
+
+def _open_soundfile(data: bytes, name: str) -> sf.SoundFile:
+    try:
+        return sf.SoundFile(io.BytesIO(data))
+    except (sf.LibsndfileError, RuntimeError, ValueError) as exc:
+        raise AudioError(f"the {name} file could not be decoded: {exc}") from None
+
+
+def _grow(out: np.ndarray, frames: int) -> np.ndarray:
+    bigger = np.empty((frames, out.shape[1]), dtype=np.float32)
+    bigger[:out.shape[0]] = out
+    return bigger
