@@ -11,7 +11,9 @@ RhythmExtractor2013 multifeature + KeyExtractor edma) as a fresh
 `python` process that writes its JSON, then librosa's (load + beat_track +
 chroma_cqt) likewise, for the 5-minute stereo 44.1 kHz `speed` track and for
 fixtures/demo.mp3 (31 s). Reported: medians, the ratio of medians and the
-median of the per-round ratios, and the load average before and after.
+median of the per-round ratios, each process's CPU time (user + system, from
+wait4: what a busy machine does not inflate), and the load average before
+and after.
 """
 
 from __future__ import annotations
@@ -53,18 +55,21 @@ def command(who: str, track: Path, out: Path) -> list[str]:
     return [sys.executable, "-c", code, str(track), str(out)]
 
 
-def run_once(who: str, track: Path, workdir: Path) -> float:
-    """Seconds from process start to exit; the JSON lands in a file."""
+def run_once(who: str, track: Path, workdir: Path) -> tuple[float, float]:
+    """(seconds from process start to exit, CPU seconds the process used);
+    the JSON lands in a file."""
     out = workdir / f"{who}.json"
     cmd = command(who, track, out)
-    with open(out, "wb") as sink:
+    with open(out, "wb") as sink, open(workdir / "stderr.txt", "wb") as err:
         t0 = time.perf_counter()
-        done = subprocess.run(cmd, stdout=sink, stderr=subprocess.PIPE, env=_env(), cwd=workdir)
+        child = subprocess.Popen(cmd, stdout=sink, stderr=err, env=_env(), cwd=workdir)
+        _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise RuntimeError(f"{who} failed on {track.name}: {done.stderr.decode(errors='replace')[-800:]}")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{who} failed on {track.name}: "
+                           f"{(workdir / 'stderr.txt').read_text(errors='replace')[-800:]}")
     json.loads(out.read_text())            # the JSON was written and is whole
-    return seconds
+    return seconds, usage.ru_utime + usage.ru_stime
 
 
 def load_average() -> float:
@@ -82,6 +87,7 @@ def main() -> None:
     tracks = {"5min": speed_dir / speed_tracks[0]["file"], "demo": ROOT / "fixtures" / "demo.mp3"}
     who = ["trackgrade"] + ([] if args.no_peers else ["essentia"] + ([] if args.no_librosa else ["librosa"]))
     times: dict = {t: {w: [] for w in who} for t in tracks}
+    cpu: dict = {t: {w: [] for w in who} for t in tracks}
     load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -91,26 +97,31 @@ def main() -> None:
         for r in range(args.rounds):
             for name, track in tracks.items():
                 for w in who:
-                    times[name][w].append(run_once(w, track, workdir))
+                    wall, used = run_once(w, track, workdir)
+                    times[name][w].append(wall)
+                    cpu[name][w].append(used)
             print(f"round {r + 1}: " + "  ".join(
                 f"{n}/{w} {times[n][w][-1]:.2f}s" for n in tracks for w in who), flush=True)
     load_after = load_average()
     report = {"rounds": args.rounds, "load_before": load_before, "load_after": load_after,
               "cpus": os.cpu_count(), "tracks": {}}
     for name in tracks:
-        row = {w: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v)}
+        row = {w: {"median_s": statistics.median(v), "min_s": min(v), "max_s": max(v),
+                   "cpu_median_s": statistics.median(cpu[name][w])}
                for w, v in times[name].items()}
         ours = times[name]["trackgrade"]
         for w in who[1:]:
             row[w]["ratio_of_medians"] = statistics.median(times[name][w]) / statistics.median(ours)
             row[w]["median_pair_ratio"] = statistics.median(p / o for p, o in zip(times[name][w], ours))
+            row[w]["cpu_ratio"] = row[w]["cpu_median_s"] / row["trackgrade"]["cpu_median_s"]
         report["tracks"][name] = row
     print(f"load average {load_before:.2f} before, {load_after:.2f} after, {os.cpu_count()} cpus")
     for name, row in report["tracks"].items():
         for w, r in row.items():
-            extra = (f"  peer/ours {r['ratio_of_medians']:.2f}x (pairwise {r['median_pair_ratio']:.2f}x)"
-                     if "ratio_of_medians" in r else "")
-            print(f"{name:5s} {w:10s} median {r['median_s']:.3f} s  [{r['min_s']:.3f}-{r['max_s']:.3f}]{extra}")
+            extra = (f"  peer/ours {r['ratio_of_medians']:.2f}x (pairwise {r['median_pair_ratio']:.2f}x,"
+                     f" CPU {r['cpu_ratio']:.2f}x)" if "ratio_of_medians" in r else "")
+            print(f"{name:5s} {w:10s} median {r['median_s']:.3f} s  [{r['min_s']:.3f}-{r['max_s']:.3f}]"
+                  f"  CPU {r['cpu_median_s']:.3f} s{extra}")
     out = ROOT / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
     (out / "cli.json").write_text(json.dumps(report, indent=1))

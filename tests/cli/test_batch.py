@@ -232,3 +232,55 @@ def test_real_clips_in_place(runner):
             assert row["error_code"] in ERROR_CODES and row["error_message"]
     assert report["summary"]["ok"] >= len(picked) - 1
     assert result.exit_code == (0 if report["summary"]["failed"] == 0 else 1)
+
+
+def fake_rows(count: int) -> list[dict]:
+    from trackgrade.cli.rows import empty_row
+
+    rows = []
+    for i in range(count):
+        rows.append(empty_row(f"promos/track_{i:02d}_with_a_rather_long_name.wav") | {
+            "status": "ok", "score": 40 + i, "grade": "C", "genre": "drum_and_bass",
+            "bpm": 174.0, "key": "F# minor", "camelot": "11A", "loudness_lufs": -8.5,
+            "top_warning": "True peak 0.4 dBTP is 3.4 dB over the -3 dBTP ceiling for a "
+                           "pre-master: lower the output or use a true-peak limiter.",
+            "seconds": 1.0})
+    return rows
+
+
+@pytest.mark.parametrize("width", [160, 100, 80, 60])
+def test_ranked_table_is_trimmed_to_the_terminal(width):
+    from rich.console import Console
+
+    from trackgrade.cli.render import ranked_table
+
+    rows = fake_rows(30)
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(ranked_table(rows, limit=12, width=width))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= width
+    body = [line for line in lines if "track_" in line]
+    assert len(body) == 12                                    # at most `limit` rows
+    assert "track_29" in body[0] and "69" in body[0]          # best first
+    assert "18 more graded files" in lines[-1]
+    header = next(line for line in lines if "score" in line)
+    assert ("top warning" in header) == (width > 100)
+    if width > 100:
+        assert "True peak 0.4 dBTP" in body[0]
+    if width == 160:
+        assert "track_29_with_a_rather_long_name" in body[0] and "F# minor 11A" in body[0]
+    assert "BPM" in header and "grade" in header and "score" in header
+
+
+def test_summary_names_skipped_files_and_says_how_many_more():
+    from rich.console import Console
+
+    from trackgrade.cli.render import batch_summary_table
+    from trackgrade.cli.rows import summarize
+
+    skipped = [f"demos/notes_{i}.txt" for i in range(9)]
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console.print(batch_summary_table(summarize(fake_rows(2), 3.0, skipped)))
+    text = console.export_text()
+    assert "9 not audio: notes_0.txt" in text and "and 3 more" in text
+    assert "demos/" not in text

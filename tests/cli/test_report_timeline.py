@@ -63,3 +63,19 @@ def test_true_peak_overs_see_inter_sample_peaks():
 
 def test_merge_regions_joins_close_ones():
     assert merge_regions([(3.0, 3.1), (1.0, 1.1), (1.2, 1.3)], 0.25) == [(1.0, 1.3), (3.0, 3.1)]
+
+
+def test_the_loudest_over_agrees_with_the_engines_true_peak():
+    """On the demo (real MP3 decode), the report's windowed interpolation finds
+    the engine's true peak within 0.3 dB, and nothing over a ceiling above it."""
+    from pathlib import Path
+
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.loudness import true_peak_dbtp
+
+    demo = Path(__file__).resolve().parents[2] / "fixtures" / "demo.mp3"
+    audio = decode(demo.read_bytes(), file_name="demo.mp3")
+    engine = true_peak_dbtp(audio.samples)
+    overs = true_peak_overs(audio.samples, audio.sample_rate, ceiling_dbtp=engine - 2.0)
+    assert overs and abs(max(db for _, _, db in overs) - engine) <= 0.3
+    assert true_peak_overs(audio.samples, audio.sample_rate, ceiling_dbtp=engine + 0.3) == []

@@ -365,3 +365,25 @@ def test_attempts_queued_for_an_endpoint_that_went_away_are_never_sent(world, ho
         assert all(r["state"] != "pending" for r in rows)
     finally:
         dispatcher.stop()
+
+
+def test_several_hanging_endpoints_do_not_take_every_thread(world):
+    hanging = [world.receiver(lambda d, n: "hang") for _ in range(3)]
+    fast = world.receiver()
+    ids = [world.endpoint(rcv)["id"] for rcv in hanging]
+    world.endpoint(fast)
+    dispatcher = world.dispatcher(concurrency=8, per_endpoint=4, timeout=1.0, poll=0.02)
+    for _ in range(8):
+        world.emit()
+    started = time.monotonic()
+    dispatcher.start()
+    try:
+        fast.wait_for(8, timeout=5)
+        assert fast.deliveries[-1].at - started < 0.9          # before any hang times out
+        # a fair share each (8 threads, 4 endpoints with work): 2, not 4
+        assert all(len(rcv.deliveries) <= 2 for rcv in hanging)
+        time.sleep(1.5)                     # the first attempts time out: 1 at a time now
+        assert all(dispatcher._busy.get(i, 0) <= 1 for i in ids), dispatcher._busy
+        assert all(len(rcv.deliveries) >= 3 for rcv in hanging)  # their other events still go
+    finally:
+        dispatcher.stop()

@@ -35,8 +35,6 @@ SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
                  "breakdown": "blue", "outro": "cyan"}
 GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 SKIPPED_NAMES = 6
-# Terminal width below which the ranked table drops a column, by its column count.
-RANKED_MIN_WIDTH = {9: 96, 8: 80, 7: 66, 6: 56, 5: 0}
 
 
 TIER_STYLE = {"great": "bold green", "good": "bold chartreuse3", "fair": "bold yellow",
@@ -358,59 +356,74 @@ def batch_summary_table(summary: dict) -> Table:
     return table
 
 
-def ranked_table(rows: list[dict], *, limit: int, width: int) -> Table | None:
-    """The graded files, best first, trimmed to the terminal: at most `limit`
-    rows, and the columns that do not fit `width` left out (warning, then
-    loudness, then key)."""
-    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -(r["score"] or 0))
-    if not ok:
-        return None
-    columns = [("#", "right"), ("file", "left"), ("score", "right"), ("grade", "left"),
-               ("genre", "left"), ("BPM", "right"), ("key", "left"), ("LUFS", "right"),
-               ("top warning", "left")]
-    optional = ["top warning", "LUFS", "key", "genre"]
-    while optional and width < RANKED_MIN_WIDTH[len(columns)]:
-        name = optional.pop(0)
-        columns = [c for c in columns if c[0] != name]
-    names = [c[0] for c in columns]
-    rows_text = []
-    for rank, row in enumerate(ok[:limit], start=1):
-        camelot = f" {row['camelot']}" if row["camelot"] else ""
-        rows_text.append({
-            "#": str(rank), "file": row["file"], "score": str(row["score"]),
+RANKED_COLUMNS = (("#", "right"), ("file", "left"), ("score", "right"), ("grade", "left"),
+                  ("genre", "left"), ("BPM", "right"), ("key", "left"), ("LUFS", "right"),
+                  ("top warning", "left"))
+RANKED_OPTIONAL = ("top warning", "LUFS", "key", "genre")   # the order they give way in
+MIN_WARNING, MIN_FILE, MAX_FILE = 24, 12, 40
+
+
+def ranked_cells(rank: int, row: dict) -> dict[str, str]:
+    camelot = f" {row['camelot']}" if row["camelot"] else ""
+    return {"#": str(rank), "file": row["file"], "score": str(row["score"]),
             "grade": row["grade"], "genre": row["genre"] or "-",
             "BPM": f"{row['bpm']:.1f}" if row["bpm"] is not None else "-",
             "key": (row["key"] or "-") + camelot,
             "LUFS": f"{row['loudness_lufs']:.1f}" if row["loudness_lufs"] is not None else "-",
-            "top warning": row["top_warning"] or "–"})
-    def build(room: int) -> Table:
+            "top warning": row["top_warning"] or "–"}
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:max(room - 1, 1)].rstrip() + "…"
+
+
+def ranked_table(rows: list[dict], *, limit: int, width: int) -> Table | None:
+    """The graded files, best first, trimmed to the terminal: at most `limit`
+    rows; the top warning is cut to fit, and when even that is not enough the
+    columns give way (warning, loudness, key, genre), then the file name is cut."""
+    from rich.console import Console
+
+    ok = sorted((r for r in rows if r["status"] == "ok"), key=lambda r: -(r["score"] or 0))
+    if not ok:
+        return None
+    shown = ok[:limit]
+    cells = [ranked_cells(rank, row) for rank, row in enumerate(shown, start=1)]
+
+    def build(names: list[str], warning_room: int, file_room: int) -> Table:
         table = Table(box=box.SIMPLE_HEAD, title="Ranked", title_justify="left",
                       title_style="bold", padding=(0, 1), pad_edge=False)
-        for name, justify in columns:
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
-                             max_width=32 if name == "file" else None)
-        for cells, row in zip(rows_text, ok):
-            styled = dict(cells)
-            styled["score"] = Text(cells["score"], style=score_style(row["score"]))
-            warning = cells["top warning"]
-            if len(warning) > room:
-                warning = warning[:max(room - 1, 1)].rstrip() + "…"
-            styled["top warning"] = Text(warning, style="" if row["top_warning"] else "dim")
+        for name, justify in RANKED_COLUMNS:
+            if name in names:
+                table.add_column(name, justify=justify, no_wrap=True)
+        for text, row in zip(cells, shown):
+            styled: dict = dict(text)
+            styled["file"] = _cut(text["file"], file_room)
+            styled["score"] = Text(text["score"], style=score_style(row["score"]))
+            styled["top warning"] = Text(_cut(text["top warning"], warning_room),
+                                         style="" if row["top_warning"] else "dim")
             table.add_row(*(styled[name] for name in names))
         return table
 
-    # the top warning gives way until the table fits the terminal
-    from rich.console import Console
-
     measure = Console(width=10_000)
-    room = max(len(r["top warning"]) for r in rows_text)
-    table = build(room)
-    for _ in range(4):
-        excess = measure.measure(table).maximum - width
-        if excess <= 0 or "top warning" not in names:
+
+    def excess(table: Table) -> int:
+        return measure.measure(table).maximum - width
+
+    names = [name for name, _ in RANKED_COLUMNS]
+    optional = list(RANKED_OPTIONAL)
+    warning_room = max(len(c["top warning"]) for c in cells)
+    file_room = MAX_FILE
+    table = build(names, warning_room, file_room)
+    while excess(table) > 0:
+        if "top warning" in names and warning_room > MIN_WARNING:
+            warning_room = max(MIN_WARNING, warning_room - excess(table))
+        elif optional:
+            names.remove(optional.pop(0))
+        elif file_room > MIN_FILE:
+            file_room = max(MIN_FILE, file_room - excess(table))
+        else:
             break
-        room = max(12, room - excess)
-        table = build(room)
+        table = build(names, warning_room, file_room)
     if len(ok) > limit:
         table.caption = f"… {len(ok) - limit} more graded files (all of them in --out / --json)"
         table.caption_justify = "left"

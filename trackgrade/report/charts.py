@@ -98,7 +98,8 @@ def tonal_balance(rows: list[dict], *, target_name: str, reference_name: str | N
     plot_w, plot_h = width - left - right, height - top - bottom
     extent = max([abs(r["delta_db"]) for r in rows] + [abs(r.get("ref_delta_db") or 0) for r in rows]
                  + [r["tolerance_db"] for r in rows] + [4.5])
-    limit = min(15.0, math.ceil((extent + 1.0) / 3.0) * 3.0)
+    step = 3.0 if extent + 1.0 <= 12.0 else 5.0
+    limit = min(15.0, math.ceil((extent + 1.0) / step) * step)
     column = plot_w / len(rows)
 
     def y_of(db: float) -> float:
@@ -124,8 +125,8 @@ def tonal_balance(rows: list[dict], *, target_name: str, reference_name: str | N
     return {
         "width": width, "height": height, "left": left, "right": width - right, "top": top,
         "bottom": top + plot_h, "zero_y": _f(y_of(0.0)), "limit": limit,
-        "ticks": [{"y": _f(y_of(t)), "label": f"{t:+g}" if t else "0"}
-                  for t in ticks(-limit, limit, 6)],
+        "ticks": [{"y": _f(y_of(k * step)), "label": f"{k * step:+g}" if k else "0"}
+                  for k in range(-int(limit // step), int(limit // step) + 1)],
         "bands": bands, "line": polyline([(float(b["cx"]), float(b["y"])) for b in bands])[0],
         "ref_line": (polyline([(float(b["cx"]), float(b["ref_y"])) for b in bands])[0]
                      if bands and all(b["ref_y"] is not None for b in bands) else None),

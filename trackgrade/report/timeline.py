@@ -24,6 +24,7 @@ CLIP_MIN_RUN = 3            # consecutive full-scale samples that make a clip (a
 MERGE_GAP_S = 0.25          # clips or overs closer than this are one region
 MAX_MARKS = 300
 SILENT_RMS = 1e-4           # ~ -80 dBFS: correlation is meaningless below
+INTERPOLATION_TAPS = 48     # 12 per phase, as the interpolator of ITU-R BS.1770-4 Annex 2
 
 
 @dataclass(frozen=True)
@@ -50,43 +51,40 @@ def _frames(signal: np.ndarray, size: int) -> np.ndarray:
 def waveform_envelope(samples: np.ndarray, rate: int, *, columns: int = ENVELOPE_COLUMNS
                       ) -> tuple[float, list[float], list[float]]:
     """(hop_s, peak, rms) per column of a (frames, channels) signal: the
-    loudest channel's absolute peak and the channels' mean RMS, rounded."""
-    frames = samples.shape[0]
+    loudest channel's absolute peak and the channels' mean RMS, rounded (the
+    last partial column is left out)."""
+    frames, channels = samples.shape
     size = max(1, int(np.ceil(frames / columns)))
-    magnitude = np.abs(samples).max(axis=1)
-    power = np.mean(np.square(samples, dtype=np.float64), axis=1)
-    pad = (-frames) % size
-    magnitude = np.pad(magnitude, (0, pad))
-    power = np.pad(power, (0, pad))
-    peak = _frames(magnitude, size).max(axis=1)
-    rms = np.sqrt(_frames(power, size).mean(axis=1))
+    count = max(1, frames // size)
+    body = samples[:count * size].reshape(count, -1)
+    peak = np.maximum(body.max(axis=1), -body.min(axis=1))
+    power = np.einsum("ij,ij->i", body, body, dtype=np.float64) / body.shape[1]
+    rms = np.sqrt(power)
     return size / rate, [round(float(v), 4) for v in peak], [round(float(v), 4) for v in rms]
 
 
 def correlation_curve(samples: np.ndarray, rate: int, *, window_s: float = CORRELATION_WINDOW_S
                       ) -> list[float | None]:
     """Pearson correlation of left and right per window (+1 for mono, None
-    where the window is silent)."""
+    where the window is silent, 0 where one side is)."""
     size = max(1, int(round(window_s * rate)))
     if samples.shape[1] < 2:
         return [1.0] * max(1, samples.shape[0] // size)
-    left = _frames(samples[:, 0].astype(np.float64), size)
-    right = _frames(samples[:, 1].astype(np.float64), size)
-    left = left - left.mean(axis=1, keepdims=True)
-    right = right - right.mean(axis=1, keepdims=True)
-    ll, rr = np.sum(left * left, axis=1), np.sum(right * right, axis=1)
-    lr = np.sum(left * right, axis=1)
-    loud = np.sqrt((ll + rr) / (2 * size)) > SILENT_RMS
-    both = (ll > 0) & (rr > 0)
-    out: list[float | None] = []
-    for i in range(len(lr)):
-        if not loud[i]:
-            out.append(None)
-        elif not both[i]:
-            out.append(0.0)             # one side silent: no shared signal
-        else:
-            out.append(round(float(np.clip(lr[i] / np.sqrt(ll[i] * rr[i]), -1.0, 1.0)), 3))
-    return out
+    left = _frames(samples[:, 0], size)
+    right = _frames(samples[:, 1], size)
+    n = size
+
+    def centred(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        products = np.einsum("ij,ij->i", a, b, dtype=np.float64)
+        return products - a.sum(axis=1, dtype=np.float64) * b.sum(axis=1, dtype=np.float64) / n
+
+    ll, rr, lr = centred(left, left), centred(right, right), centred(left, right)
+    ll, rr = np.maximum(ll, 0.0), np.maximum(rr, 0.0)
+    loud = np.sqrt((ll + rr) / (2 * n)) > SILENT_RMS
+    both = (ll > 1e-12) & (rr > 1e-12)
+    r = np.clip(lr / np.sqrt(np.where(both, ll * rr, 1.0)), -1.0, 1.0)
+    return [None if not loud[i] else (round(float(r[i]), 3) if both[i] else 0.0)
+            for i in range(len(r))]
 
 
 def merge_regions(regions: list[tuple[float, float]], gap_s: float = MERGE_GAP_S
@@ -114,35 +112,80 @@ def clipped_regions(samples: np.ndarray, rate: int, *, level: float = CLIP_LEVEL
     return merge_regions(runs)[:MAX_MARKS]
 
 
+def interpolation_phases(taps: int = INTERPOLATION_TAPS) -> np.ndarray:
+    """(3, taps // 4) the fractional phases (1/4, 2/4, 3/4) of a 4x
+    interpolator (a Kaiser-windowed low-pass at the original Nyquist)."""
+    from scipy.signal import firwin
+
+    h = firwin(taps, 0.25, window=("kaiser", 9.0)) * 4.0
+    return np.stack([h[p::4] for p in (1, 2, 3)]).astype(np.float32)
+
+
+def window_max(stream: np.ndarray, size: int, count: int) -> np.ndarray:
+    """Max of each window of `size` samples (the last one may be shorter)."""
+    whole = stream.size // size
+    out = np.empty(count, np.float32)
+    out[:whole] = stream[:whole * size].reshape(whole, size).max(axis=1)
+    if count > whole:
+        out[whole:] = stream[whole * size:].max()
+    return out
+
+
 def true_peak_overs(samples: np.ndarray, rate: int, *, ceiling_dbtp: float,
                     window_s: float = OVER_WINDOW_S) -> list[tuple[float, float, float]]:
     """(start_s, end_s, peak dBTP) of the stretches whose 4x-oversampled peak
-    passes `ceiling_dbtp`. Only windows whose sample peak comes within 3 dB of
-    the ceiling are oversampled (an inter-sample peak adds less than that in
-    practice)."""
-    from scipy.signal import resample_poly
-
+    passes `ceiling_dbtp`, window by window (the headline true peak is the
+    engine's; this only says where). A window whose sample peak passes the
+    ceiling is over; one within 3 dB below it is interpolated (three short
+    convolutions per channel, one per fractional phase)."""
     size = max(8, int(round(window_s * rate)))
-    magnitude = np.abs(samples).max(axis=1)
-    pad = (-len(magnitude)) % size
-    window_peak = _frames(np.pad(magnitude, (0, pad)), size).max(axis=1)
+    count = -(-samples.shape[0] // size)
     ceiling = 10 ** (ceiling_dbtp / 20)
-    candidates = np.flatnonzero(window_peak >= ceiling * 10 ** (-3 / 20))
-    overs: list[tuple[float, float]] = []
-    peaks: list[float] = []
-    for index in candidates:
-        lo, hi = max(0, index * size - 16), min(samples.shape[0], (index + 1) * size + 16)
-        upsampled = resample_poly(samples[lo:hi].astype(np.float64), 4, 1, axis=0)
-        peak = float(np.abs(upsampled).max())
-        if peak > ceiling:
-            overs.append((index * size / rate, min((index + 1) * size, samples.shape[0]) / rate))
-            peaks.append(peak)
-    regions = merge_regions(overs)
-    out = []
-    for start, end in regions[:MAX_MARKS]:
-        inside = [p for (a, b), p in zip(overs, peaks) if a >= start - 1e-9 and b <= end + 1e-9]
-        out.append((start, end, round(20 * np.log10(max(inside)), 2)))
-    return out
+    peaks = np.zeros(count, np.float32)
+    for ch in range(samples.shape[1]):
+        np.maximum(peaks, window_max(np.abs(samples[:, ch]), size, count), out=peaks)
+    # windows not over already but within 3 dB below the ceiling can be lifted
+    # over it by an inter-sample peak: interpolate those
+    candidates = np.flatnonzero((peaks <= ceiling) & (peaks >= ceiling * 10 ** (-3 / 20)))
+    if candidates.size:
+        peaks[candidates] = interpolated_window_peaks(samples, candidates, size)
+    hot = np.flatnonzero(peaks > ceiling)
+    overs = [(i * size / rate, min((i + 1) * size, samples.shape[0]) / rate) for i in hot]
+    regions = merge_regions(overs)[:MAX_MARKS]
+    # each region's figure: its three loudest windows, interpolated
+    spans = [(int(round(a * rate / size)), max(int(round(b * rate / size)),
+                                               int(round(a * rate / size)) + 1))
+             for a, b in regions]
+    loudest = np.unique(np.concatenate(
+        [first + np.argsort(peaks[first:last])[-3:] for first, last in spans])) if spans else []
+    if len(loudest):
+        peaks[loudest] = np.maximum(peaks[loudest],
+                                    interpolated_window_peaks(samples, loudest, size))
+    return [(a, b, round(20 * np.log10(float(peaks[first:last].max())), 2))
+            for (a, b), (first, last) in zip(regions, spans)]
+
+
+def interpolated_window_peaks(samples: np.ndarray, windows: np.ndarray, size: int
+                              ) -> np.ndarray:
+    """The 4x-interpolated peak (all channels, sample values included) of the
+    given windows of `size` frames: the windows and their margins side by
+    side, one convolution per channel and fractional phase."""
+    phases = interpolation_phases()
+    margin = phases.shape[1]
+    frames = samples.shape[0]
+    index = (windows[:, None] * size - margin) + np.arange(size + 2 * margin)[None, :]
+    outside = (index < 0) | (index >= frames)
+    index = np.clip(index, 0, frames - 1)
+    peaks = np.zeros(len(windows), np.float32)
+    for ch in range(samples.shape[1]):
+        rows = samples[:, ch][index].astype(np.float32)
+        rows[outside] = 0.0
+        peaks = np.maximum(peaks, np.abs(rows[:, margin:margin + size]).max(axis=1))
+        flat = rows.reshape(-1)
+        for phase in phases:
+            between = np.abs(np.convolve(flat, phase, mode="same")).reshape(rows.shape)
+            peaks = np.maximum(peaks, between[:, margin:margin + size].max(axis=1))
+    return peaks
 
 
 def timeline_of(audio, analysis) -> Timeline:

@@ -6,9 +6,10 @@ pool of sender threads that make the attempts.
               for the room left (one transaction), hand it to the pool,
               now and then prune delivered events
     pool      `concurrency` threads in all, at most `per_endpoint` attempts
-              to one endpoint at a time: a slow or dead endpoint holds at
-              most that many threads for at most the 10 s timeout, the
-              others keep being served. Request threads never wait on it:
+              to one endpoint at a time (1 while its last attempt got no
+              answer), handed out one endpoint after another: a slow or dead
+              endpoint holds at most that many threads for at most the 10 s
+              timeout, the others keep being served. Request threads never wait on it:
               they only write the outbox row.
     prefetch  each round claims up to PREFETCH attempts per free slot and
               queues them here, so a finished attempt's slot is refilled at
@@ -78,6 +79,8 @@ class Dispatcher:
         self._busy: dict[str, int] = {}
         self._queued: dict[str, deque] = {}
         self._held: set[str] = set()            # delivery ids claimed, not yet recorded
+        self._unanswered: set[str] = set()      # endpoints whose last attempt got no answer
+        self._turn = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,6 +134,10 @@ class Dispatcher:
         finished = self._drain()
         for job, result in finished:
             self._release(job, busy=True)
+            if result.status is None:
+                self._unanswered.add(job.webhook_id)
+            else:
+                self._unanswered.discard(job.webhook_id)
             if result.status == 410:                # gone: nothing more goes there
                 self._drop_queued(job.webhook_id)
         started = self._start_ready()
@@ -165,36 +172,61 @@ class Dispatcher:
             else:
                 self._busy.pop(job.webhook_id, None)
 
+    def _slots(self, webhook_id: str) -> int:
+        """Attempts one endpoint may have in flight: `per_endpoint`, 1 while
+        its last attempt got no answer at all (timed out, refused), and never
+        more than its fair share of the pool while other endpoints have work."""
+        if webhook_id in self._unanswered:
+            return 1
+        active = len(set(self._busy) | set(self._queued)) or 1
+        return max(1, min(self.options.per_endpoint, self.options.concurrency // active))
+
     def _start_ready(self) -> int:
-        """Start queued attempts while their endpoint and the pool have room;
+        """Start queued attempts while their endpoint and the pool have room,
+        one per endpoint per pass (so no endpoint takes every free thread);
         a job whose delivery row moved on meanwhile is dropped."""
         started = 0
         in_flight = sum(self._busy.values())
-        for webhook_id in list(self._queued):
-            waiting = self._queued[webhook_id]
-            while (waiting and in_flight < self.options.concurrency
-                   and self._busy.get(webhook_id, 0) < self.options.per_endpoint):
+        progress = True
+        while progress and in_flight < self.options.concurrency:
+            progress = False
+            order = list(self._queued)
+            if order:                               # a different endpoint goes first each pass
+                self._turn = (self._turn + 1) % len(order)
+                order = order[self._turn:] + order[:self._turn]
+            for webhook_id in order:
+                waiting = self._queued[webhook_id]
+                if in_flight >= self.options.concurrency:
+                    break
+                if self._busy.get(webhook_id, 0) >= self._slots(webhook_id):
+                    continue
                 job = waiting.popleft()
+                if not waiting:
+                    del self._queued[webhook_id]
+                progress = True
                 row = self.store.get("deliveries", job.delivery_id)
-                if row is None or row["state"] != "pending" or row.get("lease_id") != job.lease_id:
+                if row is None or row["state"] != "pending" \
+                        or row.get("lease_id") != job.lease_id:
                     self._release(job, busy=False)
                     continue
+                try:
+                    self._pool.submit(self._attempt, job)
+                except RuntimeError:                # stopping: the lease brings it back
+                    self._release(job, busy=False)
+                    return started
                 self._busy[webhook_id] = self._busy.get(webhook_id, 0) + 1
                 in_flight += 1
                 started += 1
-                self._pool.submit(self._attempt, job)
-            if not waiting:
-                del self._queued[webhook_id]
         return started
 
     def _room(self) -> dict:
         """Claimable attempts per endpoint: PREFETCH per slot, less those held."""
-        limit = self.options.per_endpoint * PREFETCH
-        room = {webhook_id: limit - busy - len(self._queued.get(webhook_id, ()))
-                for webhook_id, busy in self._busy.items()}
-        for webhook_id, waiting in self._queued.items():
-            room.setdefault(webhook_id, limit - len(waiting))
-        room[None] = limit
+        room = {}
+        for webhook_id in set(self._busy) | set(self._queued) | self._unanswered:
+            room[webhook_id] = (self._slots(webhook_id) * PREFETCH
+                                - self._busy.get(webhook_id, 0)
+                                - len(self._queued.get(webhook_id, ())))
+        room[None] = self.options.per_endpoint * PREFETCH
         return room
 
     def _attempt(self, job: state.Job) -> None:
