@@ -8,7 +8,7 @@ The server adds its own envelope fields (`object`, `id`, `status`,
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from trackgrade.engine.features import BAND_NAMES
 
@@ -167,6 +167,61 @@ class FeedbackItem:
 
 
 @dataclass(frozen=True)
+class Extras:
+    """What the narrative, the terminal screen and the HTML report use beside
+    the document (never serialised into it). The top-level facts are typed;
+    nested values are JSON-safe: `loudness_curve` {"hop_s", "short_term_lufs"},
+    `energy_curve` {"hop_s", "values"}, `targets` {"loudness_lufs", "true_peak_max_dbtp",
+    "crest_db", "lra_lu", "bpm_range", "structure", "width"}, `pillars` {pillar: parts
+    or penalties}, `headline_penalties` {name: points}. `get(name, default)` reads a
+    field by name (templates); `to_dict()` is the JSON form."""
+    truncated: bool = False
+    declared_duration_s: float | None = None
+    decoder_notes: int = 0                   # damaged MP3 frames the decoder complained about
+    sample_rate: int = 0
+    channels: int = 2
+    container: str = ""
+    integrated_lufs: float | None = None
+    true_peak_dbtp: float | None = None
+    sample_peak_dbfs: float | None = None
+    loudness_range_lu: float | None = None
+    loudness_curve: dict | None = None
+    energy_curve: dict | None = None
+    beat_strength: float | None = None
+    tempo_confidence: float | None = None
+    tempo_salient: bool = True
+    genre_candidates: tuple = ()             # ({"key", "name", "score"}, ...) best first
+    subgenre: str | None = None
+    target_name: str | None = None           # the profile the scores used, e.g. "Deep House"
+    references: tuple[str, ...] = ()         # names of the reference tracks, if any
+    targets: dict | None = None
+    pillars: dict = field(default_factory=dict)
+    headline_penalties: dict = field(default_factory=dict)
+    noise_floor_db: float | None = None
+    low_rolloff_hz: float | None = None
+    electronic_fit: float | None = None
+    electronic: bool = True                  # False: no electronic profile fits
+    loudness_spread_lu: float | None = None
+    section_loudness_lufs: tuple = ()
+
+    def get(self, name: str, default=None):
+        """The field `name`, or `default` when it is unset (None) or not a field."""
+        value = getattr(self, name, None) if name in _EXTRAS_FIELDS else None
+        return default if value is None else value
+
+    def __getitem__(self, name: str):
+        if name not in _EXTRAS_FIELDS:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_EXTRAS_FIELDS = frozenset(f.name for f in fields(Extras))
+
+
+@dataclass(frozen=True)
 class Analysis:
     """The library's part of an Analysis document (spec 2.1)."""
     file_name: str
@@ -185,9 +240,9 @@ class Analysis:
     energy: Energy
     diagnosis: Diagnosis
     feedback: tuple[FeedbackItem, ...]
-    extras: dict = field(default_factory=dict, compare=False)
+    extras: Extras = field(default_factory=Extras, compare=False)
     """Not part of the document: curves and facts the report and the
-    narrative use (loudness curve, energy curve, beat times...). JSON-safe."""
+    narrative use (see `Extras`)."""
 
     @property
     def diagnosis_status(self) -> str:

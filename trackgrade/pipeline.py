@@ -18,7 +18,7 @@ from trackgrade.model import Analysis
 def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
     """Decode the bytes (in memory) and measure everything (on one core when
     `parallel` is False; see `engine.extract.extract`)."""
-    return extract(decode(data, file_name=file_name), parallel=parallel)
+    return extract(decode(data, file_name=file_name, parallel=parallel), parallel=parallel)
 
 
 def reference(data: bytes, *, file_name: str, parallel: bool = True) -> Reference:

@@ -31,7 +31,8 @@ import numpy as np
 from trackgrade.engine.features import (TEMPO_RELATIONS, Dynamics, Features, Key, Loudness, Rhythm,
                                         Section, Spectrum, Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
-from trackgrade.grading.validate import TONICS, camelot_for
+from trackgrade.keys import TONICS
+from trackgrade.keys import camelot as camelot_for
 from trackgrade.model import Analysis
 
 FAILURE_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio", "engine_error")

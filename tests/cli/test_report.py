@@ -9,6 +9,7 @@ import re
 from html.parser import HTMLParser
 
 from trackgrade.cli import app
+from trackgrade.model import Extras
 from trackgrade.report import render_report
 from trackgrade.testmode import canned_analysis
 
@@ -131,14 +132,14 @@ def test_the_page_comes_from_autoescaping_templates():
 
 def test_missing_or_broken_curves_still_render():
     analysis = canned_analysis("bare.wav", "pre-master")
-    html = render_report(dataclasses.replace(analysis, extras={}))
+    html = render_report(dataclasses.replace(analysis, extras=Extras()))
     svg_ids = {attrs.get("id") for tag, attrs in parse(html).tags if tag == "svg"}
     assert set(CHART_IDS) <= svg_ids
     assert "no loudness curve in this analysis" in html
     assert "waveform needs the audio" in html
-    broken = dataclasses.replace(analysis, extras={
-        "loudness_curve": {"hop_s": 0.5, "short_term_lufs": [None, "x", float("-inf"), -12.0]},
-        "targets": {"loudness_lufs": "?"}, "section_loudness_lufs": ["?"]})
+    broken = dataclasses.replace(analysis, extras=Extras(
+        loudness_curve={"hop_s": 0.5, "short_term_lufs": [None, "x", float("-inf"), -12.0]},
+        targets={"loudness_lufs": "?"}, section_loudness_lufs=("?",)))
     html = render_report(broken)
     assert "nan" not in html.lower().replace("nano", "")
     assert 'id="loudness-chart"' in html
@@ -147,9 +148,9 @@ def test_missing_or_broken_curves_still_render():
 def test_long_curves_are_thinned():
     analysis = canned_analysis("long.wav", "pre-master")
     n = 20 * 60 * 10   # 20 minutes at 0.1 s
-    long = dataclasses.replace(analysis, duration_seconds=1200.0, extras={
-        "loudness_curve": {"hop_s": 0.1, "short_term_lufs": [-10.0 - (i % 50) / 10
-                                                             for i in range(n)]}})
+    long = dataclasses.replace(analysis, duration_seconds=1200.0, extras=Extras(
+        loudness_curve={"hop_s": 0.1, "short_term_lufs": [-10.0 - (i % 50) / 10
+                                                          for i in range(n)]}))
     html = render_report(long)
     assert len(html) < 250_000
     curve = re.search(r'class="curve loudness-curve" d="([^"]+)"', html).group(1)

@@ -33,7 +33,7 @@ def golden_case(file_name: str, mastering_status: str) -> dict:
     a = canned_analysis(file_name, mastering_status)
     return json.loads(json.dumps({
         "file_name": file_name, "mastering_status": mastering_status,
-        "analysis": a.to_dict(), "extras": a.extras,
+        "analysis": a.to_dict(), "extras": a.extras.to_dict(),
         "enhanced": asdict(enhanced_diagnosis(a)),
     }))
 

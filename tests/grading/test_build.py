@@ -1,6 +1,7 @@
 """build_analysis: the whole document, extras, words and feedback."""
 
 import copy
+import dataclasses
 import json
 
 import numpy as np
@@ -10,6 +11,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.grading import build_analysis, round_bands
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.validate import validate_document
+from trackgrade.model import Extras
 
 from .factory import make_features
 
@@ -41,8 +43,14 @@ def test_document_is_valid_and_pending(status):
 
 def test_extras_are_complete_and_json_safe():
     a = build()
-    assert EXTRAS <= set(a.extras)
-    assert json.loads(json.dumps(a.extras)) == a.extras
+    assert isinstance(a.extras, Extras)
+    as_json = a.extras.to_dict()
+    assert EXTRAS <= set(as_json)
+    assert json.loads(json.dumps(as_json)) == json.loads(json.dumps(as_json, default=list))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.extras.truncated = True                                    # typed and frozen
+    with pytest.raises(KeyError):
+        a.extras["no_such_fact"]
     curve = a.extras["loudness_curve"]
     assert curve["hop_s"] in (0.5, 1.0)
     assert len(curve["short_term_lufs"]) == pytest.approx(30 / curve["hop_s"], abs=1)
@@ -148,7 +156,7 @@ def test_non_finite_measurements_do_not_leak():
     a = build(f)
     doc = a.to_dict()
     json.dumps(doc, allow_nan=False)
-    json.dumps(a.extras, allow_nan=False)
+    json.dumps(a.extras.to_dict(), allow_nan=False)
     assert validate_document(doc) == []
 
 
@@ -164,7 +172,8 @@ def test_words_survive_an_analysis_without_extras():
     from dataclasses import replace
 
     from trackgrade.grading.feedback import feedback_items
-    a = replace(build(make_features(**{"dynamics.clipping_pct": 1.0})), extras={})
+    from trackgrade.model import Extras
+    a = replace(build(make_features(**{"dynamics.clipping_pct": 1.0})), extras=Extras())
     d = enhanced_diagnosis(a)
     assert d.status == "ready" and "Spotify" in d.mix
     assert feedback_items(a)
@@ -186,7 +195,7 @@ def test_hostile_measurements_still_give_a_valid_document(seed):
     doc = a.to_dict()
     assert validate_document(doc) == [], changes
     json.dumps(doc, allow_nan=False)
-    json.dumps(a.extras, allow_nan=False)
+    json.dumps(a.extras.to_dict(), allow_nan=False)
     enhanced_diagnosis(a)
 
 

@@ -25,7 +25,7 @@ def test_canned_documents_are_valid_and_pending(name, status):
     assert doc["diagnosis_status"] == "pending"
     ready = a.with_diagnosis(enhanced_diagnosis(a)).to_dict()
     assert validate_document(ready) == []
-    json.dumps(a.extras, allow_nan=False)
+    json.dumps(a.extras.to_dict(), allow_nan=False)
 
 
 def test_pure_function_of_the_arguments():

@@ -202,13 +202,22 @@ def test_replay_same_status_and_body_fresh_request_id(server):
     again = server.request("POST", "/v1/analyses", key=key, idem="same",
                            body={"external_id": "x", "file_name": "a.wav"})  # key order differs
     assert again.status == first.status == 202
-    assert again.json == first.json
+    # the same body, but a fresh upload token (tokens are only hashes at rest)
+    token, fresh = first.json["upload"]["token"], again.json["upload"]["token"]
+    assert fresh.startswith("upt_") and fresh != token
+    assert {**again.json, "upload": {**again.json["upload"], "token": token}} == first.json
     assert again.header("Idempotent-Replayed") == "true"
     assert first.header("Idempotent-Replayed") is None
     assert again.header("X-Request-Id") != first.header("X-Request-Id")
     assert again.header("X-Credits-Remaining") == first.header("X-Credits-Remaining") == "4"
     assert server.credits(account) == 4
     assert len(server.request("GET", "/v1/analyses", key=key).json["data"]) == 1
+    # the replayed token uploads; the lost first one no longer does
+    assert server.upload(first.json, wav_bytes(3)).status == 401
+    assert server.upload(again.json, wav_bytes(3)).status == 200
+    late = server.request("POST", "/v1/analyses", key=key, idem="same",
+                          body={"file_name": "a.wav", "external_id": "x"})
+    assert late.json["upload"]["token"] == ""        # nothing left to upload
 
 
 def test_reused_key_with_another_body_is_409(server):
@@ -437,16 +446,23 @@ def test_list_shows_the_calling_keys_analyses_and_get_the_accounts():
         assert [d["id"] for d in listed["data"]] == [mine]
         assert s.request("GET", f"/v1/analyses/{theirs}", key=first).status == 200
         reply = s.request("GET", f"/v1/analyses?starting_after={theirs}", key=first)
-        assert reply.status == 400 and reply.error["param"] == "starting_after"
+        assert reply.status == 404 and reply.error["param"] == "starting_after"
     finally:
         s.stop()
+
+
+@pytest.mark.parametrize("param", ["starting_after", "ending_before"])
+def test_an_unknown_cursor_is_404_like_an_unknown_id(server, param):
+    key, _ = server.key("test")
+    reply = server.request("GET", f"/v1/analyses?{param}={uuid.uuid4()}", key=key)
+    assert reply.status == 404, reply.body
+    assert reply.error["code"] == "not_found" and reply.error["param"] == param
 
 
 @pytest.mark.parametrize("query,param", [("limit=0", "limit"), ("limit=101", "limit"),
                                          ("limit=abc", "limit"), ("limit=-1", "limit"),
                                          ("limit=1&limit=2", "limit"),
                                          ("starting_after=nope", "starting_after"),
-                                         (f"starting_after={uuid.uuid4()}", "starting_after"),
                                          ("color=red", "color")])
 def test_list_parameter_errors(server, query, param):
     key, _ = server.key("test")

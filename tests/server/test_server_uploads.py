@@ -109,8 +109,8 @@ def test_expired_token_is_401(server):
 # --- broken uploads ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["wrong_field", "not_multipart", "truncated_form", "empty_form",
-                                  "too_many_parts", "no_boundary"])
-def test_incomplete_uploads_fail_the_analysis(server, kind):
+                                  "too_many_parts", "no_boundary", "empty_file", "no_type"])
+def test_malformed_upload_attempts_leave_the_token_valid(server, kind):
     key, account, accepted = submit(server)
     target = accepted["upload"]
     auth = {"Authorization": f"Bearer {target['token']}"}
@@ -126,12 +126,20 @@ def test_incomplete_uploads_fail_the_analysis(server, kind):
         body, ctype = multipart({f"f{i}": "x" for i in range(40)})
     elif kind == "no_boundary":
         body, ctype = multipart({"file": ("a.wav", wav_bytes(2))})[0], "multipart/form-data"
+    elif kind == "empty_file":
+        body, ctype = multipart({"file": ("a.wav", b"")})
+    elif kind == "no_type":
+        body, ctype = multipart({"file": ("a.wav", wav_bytes(2))})[0], None
     else:
         body, ctype = multipart({"note": "hello"})
-    reply = server.request("POST", path, raw=body, headers={**auth, "Content-Type": ctype})
+    headers = {**auth, **({"Content-Type": ctype} if ctype else {})}
+    reply = server.request("POST", path, raw=body, headers=headers)
     assert reply.status == 400, reply.body
     assert reply.error["code"] == "upload_incomplete"
-    assert_failed_with(server, accepted, "upload_incomplete", account, 5)
+    assert row(server, accepted["id"])["phase"] == "awaiting_upload"
+    assert server.credits(account) == 4 and server.events(accepted["id"]) == []
+    # the correct upload that follows is accepted with the same token
+    assert server.upload(accepted, wav_bytes(3)).status == 200
 
 
 def test_body_shorter_than_content_length_then_retry(server):
@@ -174,7 +182,6 @@ def test_upload_that_never_comes_fails_when_the_token_expires():
     (wav_bytes(3, fmt_tag=0x0002, bits=4), "unprocessable_audio"),  # MS ADPCM
     (b"OggS" + bytes(5000), "unprocessable_audio"),
     (b"hello, this is not audio at all" * 100, "unprocessable_audio"),
-    (b"", "unprocessable_audio"),
     (wav_bytes(0.5), "unprocessable_audio"),                    # too short
 ])
 def test_undecodable_uploads_are_422(server, data, code):
@@ -199,6 +206,16 @@ def test_mp3_over_its_size_limit_is_413_file_too_large(server):
     reply = server.upload(accepted, data)
     assert reply.status == 413 and reply.error["code"] == "file_too_large"
     assert "48" in reply.error["message"]
+    assert_failed_with(server, accepted, "file_too_large", account, 5)
+
+
+@pytest.mark.parametrize("name,mib,limit", [("big.mp3", 49, 48), ("big.flac", 141, 140)])
+def test_the_declared_format_limit_applies_before_sniffing(server, name, mib, limit):
+    """Bytes that are not audio at all: the size, from the declared name, decides first."""
+    key, account, accepted = submit(server, name=name)
+    reply = server.upload(accepted, bytes(mib * 1024 * 1024))
+    assert reply.status == 413 and reply.error["code"] == "file_too_large", reply.body
+    assert f"{limit} MiB" in reply.error["message"]
     assert_failed_with(server, accepted, "file_too_large", account, 5)
 
 

@@ -45,6 +45,9 @@ from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
                                  row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
+# Native thread pools a worker could start; each worker gets one thread, as the
+# processes themselves are the parallelism (the server's workers do the same).
+from trackgrade.server.worker import THREAD_ENV_VARS
 
 if TYPE_CHECKING:                      # process pools and rich load when a batch runs
     import multiprocessing
@@ -52,10 +55,6 @@ if TYPE_CHECKING:                      # process pools and rich load when a batc
 
 RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
-# Native thread pools a worker could start; each worker gets one thread, as the
-# processes themselves are the parallelism.
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 # ---------------------------------------------------------------- finding files

@@ -79,7 +79,7 @@ def key_text(analysis: Analysis) -> Text:
 def subgenre_name(analysis: Analysis) -> str | None:
     """Display name of the closest label-layer profile, when the analysis names
     one that differs from the detected family."""
-    key = analysis.extras.get("subgenre") if isinstance(analysis.extras, dict) else None
+    key = analysis.extras.subgenre
     if not isinstance(key, str) or key == analysis.genre.detected:
         return None
     from trackgrade.grading.genres import GENRES

@@ -10,8 +10,10 @@ import typer
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8080,
+    host: Annotated[Optional[str], typer.Option(
+        help="Interface to listen on (or TRACKGRADE_HOST).", show_default="127.0.0.1")] = None,
+    port: Annotated[Optional[int], typer.Option(
+        help="TCP port to listen on (or TRACKGRADE_PORT).", show_default="8080")] = None,
     data: Annotated[Optional[Path], typer.Option(
         help="State directory (default ./trackgrade-data, or TRACKGRADE_DATA).")] = None,
     database: Annotated[Optional[str], typer.Option(
@@ -32,13 +34,17 @@ def serve(
     from trackgrade.server.serve import run
     from trackgrade.server.store import StoreError
 
-    settings = load_settings(
-        os.environ, host=host, port=port,
-        data_dir=str(data) if data is not None else None,
-        database_url=database, node_id=node_id, workers=workers,
-        maintenance=True if maintenance else None)
+    try:
+        settings = load_settings(
+            os.environ, host=host, port=port,
+            data_dir=str(data) if data is not None else None,
+            database_url=database, node_id=node_id, workers=workers,
+            maintenance=True if maintenance else None)
+    except ValueError as exc:       # a malformed TRACKGRADE_* value: one line
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
     try:
         run(settings)
-    except StoreError as exc:       # an unusable data directory or database: one line
+    except StoreError as exc:       # a busy or unusable data directory or database: one line
         print_error(str(exc))
         raise typer.Exit(EXIT_USAGE) from None

@@ -22,9 +22,9 @@ import numpy as np
 
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
+from trackgrade.keys import SCALES, TONICS, camelot
 
-PITCH_CLASSES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
-SCALES = ("major", "minor")
+PITCH_CLASSES = TONICS
 
 # Faraldo, Gómez, Jordà, Herrera (2016), "Key estimation in electronic dance
 # music": profiles estimated from an EDM corpus (tonic first).
@@ -65,14 +65,6 @@ def key_templates() -> np.ndarray:
     minor = _zscore(EDMA_MINOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MINOR)
     rows = [np.roll(major, t) for t in range(12)] + [np.roll(minor, t) for t in range(12)]
     return _zscore(np.array(rows))
-
-
-def camelot(tonic: str, scale: str) -> str:
-    """Camelot code on the standard wheel: A minor = 8A, C major = 8B."""
-    pc = PITCH_CLASSES.index(tonic)
-    ref = 9 if scale == "minor" else 0
-    number = ((pc - ref) * 7 + 7) % 12 + 1
-    return f"{number}{'A' if scale == 'minor' else 'B'}"
 
 
 @lru_cache(maxsize=16)

@@ -16,10 +16,12 @@ from trackgrade.grading.genres import (GENRES, LABELS, GenreGuess, band_similari
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
-from trackgrade.grading.validate import open_key_for
-from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy, Frequency,
-                              FrequencyBands, GenreResult, KeyAlternative, KeyResult, Mix, Scores,
-                              StructureResult, StructureSection, Tempo, TempoAlternative)
+from trackgrade.keys import open_key as open_key_for
+from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy,
+                              Extras, Frequency, FrequencyBands, GenreResult, KeyAlternative,
+                              KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
+                              TempoAlternative)
+
 
 def check_mastering_status(value) -> str:
     if value not in MASTERING_STATUSES:
@@ -73,6 +75,12 @@ def _jsonable(value):
     if isinstance(value, np.floating):
         return float(value)
     return value
+
+
+def _jsonable_top(values: dict) -> dict:
+    """`_jsonable` for each value, keeping top-level tuples as tuples."""
+    return {k: tuple(_jsonable(list(v))) if isinstance(v, tuple) else _jsonable(v)
+            for k, v in values.items()}
 
 
 def _sections(features: Features, duration: float) -> tuple[StructureSection, ...]:
@@ -154,7 +162,7 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     return Judgement(guess, profile, pillars, penalties, score, target)
 
 
-def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
+def _extras(f: Features, j: Judgement, status: str, sections) -> Extras:
     """The JSON-safe facts the HTML report and the narrative use."""
     r, p = f.rhythm, j.pillars
     hop = 0.5 if f.duration_s <= 600 else 1.0
@@ -176,11 +184,11 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
         "beat_strength": _num(r.beat_strength, 3, 0.0, 1.0),
         "tempo_confidence": _num(r.tempo_confidence, 3, 0.0, 1.0),
         "tempo_salient": bool(r.tempo_salient),
-        "genre_candidates": [{"key": k, "name": GENRES[k]["name"], "score": s}
-                             for k, s in j.guess.candidates[:3]],
+        "genre_candidates": tuple({"key": k, "name": GENRES[k]["name"], "score": s}
+                                  for k, s in j.guess.candidates[:3]),
         "subgenre": _label_guess(j.guess.key, r.bpm, f.spectrum.bands_pct),
         "target_name": j.profile["name"],
-        "references": list(j.profile.get("references", [])),
+        "references": tuple(j.profile.get("references", ())),
         "targets": {"loudness_lufs": j.profile["loudness_lufs"][status],
                     "true_peak_max_dbtp": TRUE_PEAK_MAX_DBTP[status],
                     "crest_db": j.profile["crest_db"], "lra_lu": j.profile["lra_lu"],
@@ -197,10 +205,10 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> dict:
         "electronic_fit": _num(j.guess.electronic, 2, 0.0, 1.0),
         "electronic": bool(j.guess.is_electronic),
         "loudness_spread_lu": _num(S.loudness_spread(f), 1, 0.0, 100.0),
-        "section_loudness_lufs": [_num(v, 1, -70.0, 10.0) for v in
-                                  S.section_loudness(f, [(x.start, x.end) for x in sections])],
+        "section_loudness_lufs": tuple(_num(v, 1, -70.0, 10.0) for v in
+                                       S.section_loudness(f, [(x.start, x.end) for x in sections])),
     }
-    return _jsonable(extras)
+    return Extras(**_jsonable_top(extras))
 
 
 def _mix(f: Features, score: int) -> Mix:

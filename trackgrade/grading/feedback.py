@@ -12,13 +12,9 @@ from trackgrade.grading import limits as L
 from trackgrade.grading.diagnosis import (_targets, as_target, balance_ok_text, band_advice, clock,
                                           not_electronic_text, profile_name, target_name)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
 
-# relative key neighbours on the Camelot wheel
-def camelot_neighbours(code: str) -> list[str]:
-    n, letter = int(code[:-1]), code[-1]
-    other = "B" if letter == "A" else "A"
-    return [f"{(n - 2) % 12 + 1}{letter}", f"{n % 12 + 1}{letter}", f"{n}{other}"]
 
 
 def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:

@@ -15,11 +15,11 @@ import math
 
 from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, TEMPO_RELATIONS
 from trackgrade.grading.genres import GENRES
+from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.keys import TONICS
+from trackgrade.keys import camelot as camelot_for
+from trackgrade.keys import open_key as open_key_for
 
-TONICS = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
-# Camelot: A minor = 8A, C major = 8B; each step of a fifth adds one
-_MINOR_8A = TONICS.index("A")
-_MAJOR_8B = TONICS.index("C")
 FEEDBACK_TYPES = ("warn", "tip", "pass")
 FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",
                        "structure", "key", "genre", "file")
@@ -35,21 +35,6 @@ DANCE_PARTS = ("tempo_fitness", "beat_strength", "rhythmic_energy", "bass_presen
 KEY_FIELDS = ("key", "scale", "camelot", "open_key", "confidence")
 MIX_FIELDS = ("loudness_lufs", "dynamic_range_db", "dynamic_complexity", "crest_factor_db",
               "peak_dbfs", "stereo_width", "stereo_correlation", "clipping_pct", "score")
-
-
-def camelot_for(tonic: str, scale: str) -> str:
-    """The Camelot code of a key spelled as in CONTRACT.md."""
-    pc = TONICS.index(tonic)
-    if scale == "minor":
-        return f"{(8 - 1 + 7 * (pc - _MINOR_8A)) % 12 + 1}A"
-    return f"{(8 - 1 + 7 * (pc - _MAJOR_8B)) % 12 + 1}B"
-
-
-def open_key_for(tonic: str, scale: str) -> str:
-    """The Open Key code of a key: C major = 1d, A minor = 1m; each step of a
-    fifth adds one (the Camelot number less 7: 8B = 1d)."""
-    number = (int(camelot_for(tonic, scale)[:-1]) - 8) % 12 + 1
-    return f"{number}{'m' if scale == 'minor' else 'd'}"
 
 
 def letter_for(score: int) -> str:
@@ -283,7 +268,7 @@ def validate_document(doc: dict) -> list[str]:
     if "object" in doc and doc["object"] != "analysis":
         c.fail("object", f"expected 'analysis', got {doc['object']!r}")
     c.string(doc.get("file_name"), "file_name")
-    c.string(doc.get("mastering_status"), "mastering_status", ("pre-master", "master"))
+    c.string(doc.get("mastering_status"), "mastering_status", MASTERING_STATUSES)
     c.string(doc.get("diagnosis_status"), "diagnosis_status", ("pending", "ready"))
     if status in ("processing", "failed"):
         present = [f for f in SCORE_FIELDS if f in doc and f != "key"]

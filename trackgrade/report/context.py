@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.model import Analysis
+from trackgrade.model import Analysis, Extras
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
 
@@ -40,8 +40,8 @@ def score_colour(score: float) -> str:
     return TIER_COLOUR[score_tier(score)]
 
 
-def extras_of(analysis: Analysis) -> dict:
-    return analysis.extras if isinstance(analysis.extras, dict) else {}
+def extras_of(analysis: Analysis) -> Extras:
+    return analysis.extras
 
 
 def _finite(value) -> float | None:
@@ -139,18 +139,17 @@ def loudness_range(series: list[dict]) -> tuple[float, float]:
 # ---------------------------------------------------------------- key
 
 def camelot_keys() -> list[dict]:
-    from trackgrade.engine.tonal import PITCH_CLASSES, SCALES, camelot
+    from trackgrade.keys import SCALES, TONICS, camelot
 
     return [{"code": camelot(t, s), "name": t + ("m" if s == "minor" else "")}
-            for s in SCALES for t in PITCH_CLASSES]
+            for s in SCALES for t in TONICS]
 
 
 def compatible_codes(code: str) -> list[str]:
     """The harmonic-mixing neighbours: ±1 on the same ring and the relative key."""
-    number, letter = int(code[:-1]), code[-1]
-    other = "A" if letter == "B" else "B"
-    return [f"{(number - 2) % 12 + 1}{letter}", f"{number % 12 + 1}{letter}",
-            f"{number}{other}"]
+    from trackgrade.keys import camelot_neighbours
+
+    return camelot_neighbours(code)
 
 
 def key_block(analysis: Analysis, references: list[ReportTrack]) -> dict:

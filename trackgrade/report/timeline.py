@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trackgrade.grading.limits import TRUE_PEAK_MAX_DBTP
+
 ENVELOPE_COLUMNS = 720
 CORRELATION_WINDOW_S = 0.5
 OVER_WINDOW_S = 0.05
@@ -192,8 +194,8 @@ def timeline_of(audio, analysis) -> Timeline:
     """The report's series for decoded audio (`engine.features.DecodedAudio`)
     and its Analysis (for the true-peak ceiling of its mastering status)."""
     samples, rate = audio.samples, audio.sample_rate
-    targets = analysis.extras.get("targets") if isinstance(analysis.extras, dict) else None
-    ceiling = -1.0
+    targets = analysis.extras.get("targets")
+    ceiling = TRUE_PEAK_MAX_DBTP.get(analysis.mastering_status, TRUE_PEAK_MAX_DBTP["master"])
     if isinstance(targets, dict) and isinstance(targets.get("true_peak_max_dbtp"), (int, float)):
         ceiling = float(targets["true_peak_max_dbtp"])
     hop, peak, rms = waveform_envelope(samples, rate)

@@ -44,7 +44,7 @@ class InMemoryRequest(Request):
     """Multipart file parts go to memory, never to a spooled temporary file
     (Werkzeug's default factory spools parts over 500 KB to disk)."""
 
-    max_form_parts = 16
+    max_form_parts = 16           # openapi.UPLOAD_MAX_PARTS
 
     def _get_file_stream(self, total_content_length, content_type, filename=None,
                          content_length=None):

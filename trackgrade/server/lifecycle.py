@@ -115,8 +115,9 @@ class Lifecycle:
 
         Returns (outcome, replay): `replay` is a stored record to answer
         instead; errors that must not be stored (429) raise. The stored
-        response is the whole body, upload token included, so a client that
-        lost the first answer can still upload with the replay."""
+        response is the whole body except the upload token (tokens are only
+        hashes at rest): a replay carries a fresh token (`replayed`), so a
+        client that lost the first answer can still upload."""
         from trackgrade.server import idempotency
 
         now = self.clock.time()
@@ -194,11 +195,34 @@ class Lifecycle:
 
     def _remember(self, txn: Txn, idem_id: str, fingerprint: str, outcome: Outcome,
                   now: float) -> None:
-        """Store the response for replay within the idempotency window."""
+        """Store the response for replay within the idempotency window (the
+        upload token left out: `replayed` issues a fresh one)."""
+        body = outcome.body
+        if "upload" in body:
+            body = {**body, "upload": {**body["upload"], "token": ""}}
         txn.put("idempotency", {"id": idem_id, "fingerprint": fingerprint,
-                                "status": outcome.status, "body": outcome.body,
+                                "status": outcome.status, "body": body,
                                 "headers": outcome.headers, "created": now,
                                 "expires_at": now + self.idempotency_ttl})
+
+    def replayed(self, record: dict) -> dict:
+        """A stored record ready to answer again: while its analysis still
+        awaits the bytes, a fresh upload token replaces the previous one (which
+        stops working); afterwards the token is empty (nothing left to upload)."""
+        upload = record["body"].get("upload")
+        if upload is None:
+            return record
+        token = "upt_" + secrets.token_urlsafe(24)
+        with self.store.transaction() as txn:
+            row = txn.get("analyses", record["body"]["id"])
+            if row is not None and row.get("phase") == "awaiting_upload" \
+                    and row.get("status") == "processing" \
+                    and self.clock.time() < float(row.get("upload_expires_at", 0)):
+                row["upload_token_hash"] = token_hash(token)
+                txn.put("analyses", row)
+            else:
+                token = ""
+        return {**record, "body": {**record["body"], "upload": {**upload, "token": token}}}
 
     # --- upload ------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from trackgrade.grading.genres import GENRES
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import REFERENCE
 
+UPLOAD_MAX_PARTS = 16      # app.InMemoryRequest.max_form_parts
+
 VERSION = "1.0.0"
 AUTH_CODES = ("invalid_api_key", "not_eligible", "rate_limited", "service_unavailable")
 
@@ -106,8 +108,7 @@ def schemas() -> dict:
             "file_name", "mastering_status", "created_at", "completed_at")),
             "description": "Score fields are present only when status is complete; error "
                            "only when status is failed."},
-        "AnalysisCreate": {**_obj({"file_name": {"type": "string", "minLength": 1,
-                                                 "maxLength": 255},
+        "AnalysisCreate": {**_obj({"file_name": file_name_schema(),
                                    "mastering_status": {"enum": list(MASTERING_STATUSES),
                                                         "default": "pre-master"},
                                    "genre": {"type": ["string", "null"], "enum": [*GENRES, None],
@@ -229,46 +230,104 @@ _RATE_HEADERS = {"X-RateLimit-Limit": _INT_HEADER, "X-RateLimit-Remaining": _INT
                  "X-RateLimit-Reset": _INT_HEADER, "X-Request-Id": {"schema": _STR}}
 
 
+# what idempotency.parse_key accepts: 1-255 characters, no control characters,
+# not only whitespace
+IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255,
+                   "pattern": "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$"}
+
+
+def _any_case(text: str) -> str:
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
+
+
+def file_name_schema() -> dict:
+    """What routes.analyses.parse_submission accepts: 1-255 characters, no
+    control characters, not only whitespace, not ending in a refused extension."""
+    from trackgrade.server.routes.analyses import MAX_NAME, UNSUPPORTED_EXTENSIONS
+
+    refused = "|".join(_any_case(e) for e in sorted(UNSUPPORTED_EXTENSIONS))
+    return {"type": "string", "minLength": 1, "maxLength": MAX_NAME,
+            "pattern": IDEMPOTENCY_KEY["pattern"],
+            "not": {"pattern": f"\\.(?:{refused})$"},
+            "description": "WAV, MP3, AIFF or FLAC; names ending in another format's "
+                           "extension are refused"}
+
+
+def _link(op_id: str, description: str, **parameters: str) -> dict:
+    return {"operationId": op_id, "description": description, "parameters": parameters}
+
+
+# OpenAPI links: how a client (or a stateful fuzzer) follows submit -> upload -> read
+_FROM_ACCEPTED = {
+    "UploadAudio": _link("uploadAudio", "send the bytes to upload.url with `Authorization: "
+                         "Bearer <upload.token>`", analysis_id="$response.body#/id"),
+    "GetAnalysis": _link("getAnalysis", "read it", analysis_id="$response.body#/id"),
+    "GetAnalysisStatus": _link("getAnalysisStatus", "poll it", analysis_id="$response.body#/id"),
+    "ListAfter": _link("listAnalyses", "page after it", starting_after="$response.body#/id"),
+}
+_FROM_UPLOAD = {
+    "GetAnalysis": _link("getAnalysis", "read it", analysis_id="$response.body#/analysis_id"),
+    "GetAnalysisStatus": _link("getAnalysisStatus", "poll it",
+                               analysis_id="$response.body#/analysis_id"),
+    "EmbedBadge": _link("embedBadge", "its public badge",
+                        analysis_id="$response.body#/analysis_id"),
+}
+_FROM_ANALYSIS = {
+    "GetAnalysisStatus": _link("getAnalysisStatus", "poll it", analysis_id="$response.body#/id"),
+    "EmbedBadge": _link("embedBadge", "its public badge", analysis_id="$response.body#/id"),
+}
+
+
+def _with_links(op: dict, status: str, links: dict) -> dict:
+    op["responses"][status] = {**op["responses"][status], "links": links}
+    return op
+
+
 def paths() -> dict:
     return {
         "/analyses": {
-            "post": _op(
+            "post": _with_links(_op(
                 "createAnalysis", "Create an analysis; answers the upload target",
                 ("202", _json(_ref("AnalysisAccepted"), "accepted; upload the bytes next")),
                 ("parameter_missing", "parameter_invalid", "parameter_unknown", "invalid_json",
                  "request_too_large", "insufficient_credits", "idempotency_key_reused",
                  "idempotency_request_in_progress", "too_many_in_flight",
                  "daily_quota_exceeded", "engine_at_capacity", "api_error"),
-                params=[_param("Idempotency-Key", "header", {"type": "string", "maxLength": 255},
-                               required=True)],
+                params=[_param("Idempotency-Key", "header", IDEMPOTENCY_KEY, required=True)],
                 body={"required": True, "content": {"application/json": {
                     "schema": _ref("AnalysisCreate")}}},
                 headers={**_RATE_HEADERS, "X-Credits-Remaining": _INT_HEADER,
                          "Idempotent-Replayed": {"schema": {"const": "true"}}}),
+                "202", _FROM_ACCEPTED),
             "get": _op(
-                "listAnalyses", "List the caller's analyses, newest first",
+                "listAnalyses", "List the caller's analyses, newest first (a cursor that is "
+                "not one of the caller's analyses is 404 not_found)",
                 ("200", _json(_ref("AnalysisList"), "one page")),
-                ("parameter_invalid", "parameter_unknown"),
+                ("parameter_invalid", "parameter_unknown", "not_found"),
                 params=[_param("limit", "query", {**_int(1, 100), "default": 20}),
                         _param("starting_after", "query", _UUID),
                         _param("ending_before", "query", _UUID)],
                 headers=_RATE_HEADERS),
         },
-        "/analyses/{analysis_id}": {"get": _op(
+        "/analyses/{analysis_id}": {"get": _with_links(_op(
             "getAnalysis", "Read an analysis", ("200", _json(_ref("Analysis"), "the analysis")),
-            ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS)},
+            ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS),
+            "200", _FROM_ANALYSIS)},
         "/analyses/{analysis_id}/status": {"get": _op(
             "getAnalysisStatus", "Poll an analysis's state",
             ("200", _json(_ref("AnalysisStatus"), "the state")),
             ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS)},
-        "/uploads/{analysis_id}": {"post": {**_op(
+        "/uploads/{analysis_id}": {"post": {**_with_links(_op(
             "uploadAudio", "Send the audio bytes (the upload step)",
             ("200", _json(_ref("UploadReceived"), "received; the analysis runs")),
             ("upload_token_invalid", "upload_incomplete", "file_too_large", "file_rejected",
              "unprocessable_audio", "engine_at_capacity", "engine_error",
              "service_unavailable"), auth=False, params=[_ID],
-            body={"required": True, "content": {"multipart/form-data": {"schema": _obj(
-                {"file": {"type": "string", "contentMediaType": "application/octet-stream"}})}}}),
+            body={"required": True, "content": {"multipart/form-data": {"schema": {**_obj(
+                {"file": {"type": "string", "contentMediaType": "application/octet-stream",
+                          "minLength": 1}}), "maxProperties": UPLOAD_MAX_PARTS,
+                "description": "the audio in the part `file`; other parts are ignored"}}}}),
+            "200", _FROM_UPLOAD),
             "security": [{"uploadToken": []}]}},
         "/genres": {"get": _op("listGenres", "The genre profiles",
                                ("200", _json(_ref("GenreList"), "11 families, then labels")),

@@ -10,6 +10,13 @@
   oversized headers) answer with our envelope and an X-Request-Id, through
   `EnvelopeErrorTask`, instead of waitress's plain-text page.
 
+- One server per data directory: `run` holds an exclusive flock on
+  `<data>/server.lock` for its whole life (released by the kernel when the
+  process dies, kill -9 included); a second `serve` on the same directory
+  refuses with one line naming it. The admin commands do not take this lock
+  (they share the store's own per-transaction lock), so they keep working on
+  the directory of a running server.
+
 `build_server(app, settings)` returns a waitress server (bound, not yet
 running); `start_in_thread` runs one in a background thread (tests and
 benchmarks); `run(settings)` is the command.
@@ -17,9 +24,12 @@ benchmarks); `run(settings)` is the command.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import gc
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -32,6 +42,7 @@ from waitress.task import ErrorTask
 from trackgrade.config import Settings
 from trackgrade.server.envelope import error_body, new_request_id
 from trackgrade.server.routes.uploads import MULTIPART_OVERHEAD
+from trackgrade.server.store import StoreError
 
 log = logging.getLogger("trackgrade.server")
 
@@ -152,6 +163,31 @@ def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
     return RunningServer(server, thread, f"http://{host}:{server.effective_port}")
 
 
+SERVER_LOCK = "server.lock"
+
+
+def lock_data_dir(data_dir: str) -> int:
+    """Hold `<data_dir>/server.lock` exclusively (the returned descriptor
+    keeps it); StoreError naming the directory when another server has it."""
+    try:
+        os.makedirs(data_dir, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(data_dir, SERVER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot open data directory {data_dir}: "
+                         f"{exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            raise StoreError(f"another trackgrade server is already serving the data "
+                             f"directory {os.path.abspath(data_dir)}; stop it first or "
+                             "pass another --data") from None
+        raise StoreError(f"cannot lock data directory {data_dir}: "
+                         f"{exc.strerror or exc}") from None
+    return fd
+
+
 def state_location(settings: Settings) -> str:
     """Where the state lives, for the start line (never a password)."""
     if settings.database_url:
@@ -170,6 +206,9 @@ def run(settings: Settings) -> None:
     interrupted (SIGINT/SIGTERM); in-flight work is recovered on the next start."""
     from trackgrade.server.app import context, create_app
 
+    # one server per data directory, before recovery touches any work (servers
+    # sharing a PostgreSQL database coordinate through it instead)
+    lock = None if settings.database_url else lock_data_dir(settings.data_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(settings)
     ctx = context(app)
@@ -195,3 +234,5 @@ def run(settings: Settings) -> None:
             server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
         ctx.close(wait=False)
         ctx.store.close()
+        if lock is not None:
+            os.close(lock)

@@ -13,7 +13,11 @@ Two implementations share one contract (tests/server/test_server_worker.py):
 - `ProcessExecutor`: a pool of worker PROCESSES (a 'spawn' context, never a
   fork of the threaded server); bytes travel pickled through the pool's pipe,
   never through a file. A crashed worker (BrokenProcessPool) fails its jobs
-  with `engine_error` and the pool is rebuilt.
+  with `engine_error` and the pool is rebuilt. Each worker is one core's
+  worth of work, as in `trackgrade batch`: the analysis runs with
+  `parallel=False` (no second engine thread, no two-thread FLAC decode) and
+  native thread pools (BLAS, OpenMP) capped at one thread, so `--workers N`
+  uses N cores instead of oversubscribing them.
 - `ThreadExecutor`: the same in threads of this process. Used for test-mode
   jobs (the canned analysis, which never touches the engine) and in tests.
 
@@ -85,7 +89,8 @@ def score_stage(data: bytes, file_name: str, mastering_status: str,
     """bytes -> graded Analysis (template diagnosis)."""
     from trackgrade import pipeline
 
-    return _guard(lambda: pipeline.grade(pipeline.measure(data, file_name=file_name),
+    return _guard(lambda: pipeline.grade(pipeline.measure(data, file_name=file_name,
+                                                          parallel=False),
                                          file_name=file_name, mastering_status=mastering_status,
                                          genre=genre))
 
@@ -109,6 +114,31 @@ def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
                 code, f"test mode: {file_name!r} asks to fail with {code}"))
         return testmode.canned_analysis(file_name, mastering_status, genre)
     return _guard(run)
+
+
+# native thread pools a worker could start (read when a library loads them)
+THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def one_core() -> None:
+    """Worker process initializer: one thread in every native pool (those
+    already loaded through threadpoolctl, later ones through the environment)."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    for name in THREAD_ENV_VARS:
+        os.environ[name] = "1"
+    threadpool_limits(limits=1)
+
+
+def native_threads() -> int:
+    """The largest thread count of the native pools loaded in this process."""
+    from threadpoolctl import threadpool_info
+
+    import trackgrade.pipeline  # noqa: F401  (load what an analysis loads)
+    return max((pool["num_threads"] for pool in threadpool_info()), default=1)
 
 
 def warm_up() -> bool:
@@ -237,7 +267,8 @@ class ProcessExecutor(_PoolExecutor):
         self._executor = self._new_pool()
 
     def _new_pool(self, *, warm: bool = False) -> ProcessPoolExecutor:
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context,
+                                   initializer=one_core)
         if warm:
             for _ in range(self.workers):
                 pool.submit(warm_up)

@@ -70,7 +70,8 @@ from trackgrade.engine.decode.flac import _parse_flac
 from trackgrade.engine.decode.info import ACCEPTED_CONTAINERS, AudioInfo, CONTAINER_NAMES, _Layout
 from trackgrade.engine.decode.limits import (ACCEPTED, MAX_DURATION_S, MIN_DURATION_S, SIZE_LIMITS,
                                              _check_duration_limit, _check_min_duration,
-                                             _clip_and_check_not_silent, _validate, check_size)
+                                             _clip_and_check_not_silent, _validate, check_size,
+                                             check_declared_size)
 from trackgrade.engine.decode.mp3 import _parse_mp3
 from trackgrade.engine.decode.pcm import _read_raw
 from trackgrade.engine.decode.sniff import sniff_container
@@ -81,7 +82,8 @@ from trackgrade.engine.features import DecodedAudio
 from trackgrade.errors import AudioError
 
 __all__ = ["ACCEPTED", "ACCEPTED_CONTAINERS", "CONTAINER_NAMES", "MAX_DURATION_S", "MIN_DURATION_S",
-           "SIZE_LIMITS", "AudioInfo", "check_size", "decode", "probe", "sniff_container"]
+           "SIZE_LIMITS", "AudioInfo", "check_declared_size", "check_size", "decode", "probe",
+           "sniff_container"]
 
 
 def probe(data: bytes, *, file_name: str) -> AudioInfo:
@@ -119,7 +121,7 @@ def _probe(data: bytes, file_name: str) -> tuple[AudioInfo, _Layout | None]:
     return info, layout
 
 
-def decode(data: bytes, *, file_name: str) -> DecodedAudio:
+def decode(data: bytes, *, file_name: str, parallel: bool = True) -> DecodedAudio:
     """The caller's bytes (never a file) -> float32 (frames, channels) in [-1, 1].
 
     `declared_duration_s` is set only when `truncated` (what the header
@@ -127,13 +129,14 @@ def decode(data: bytes, *, file_name: str) -> DecodedAudio:
     Raises AudioError (`unprocessable_audio`) for anything that is not
     analyzable audio, LimitError for size (`file_too_large`) and duration
     (`file_rejected`) limits. An MP3 decoder's complaints about damaged
-    frames are counted in `decoder_notes`, never printed."""
+    frames are counted in `decoder_notes`, never printed. `parallel=False`
+    keeps a long FLAC on one thread (an analysis worker's one core)."""
     with _quiet(data) as notes:
         info, layout = _probe(data, file_name)
         if layout is not None:
             samples, truncated = _read_raw(data, layout, info.channels), info.truncated
         else:
-            samples, truncated = _read_soundfile(data, info)
+            samples, truncated = _read_soundfile(data, info, parallel=parallel)
     seconds = samples.shape[0] / info.sample_rate
     _check_duration_limit(seconds, "the audio is")
     _check_min_duration(seconds, info.declared_duration_s if truncated else None)

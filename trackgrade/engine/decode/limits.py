@@ -12,6 +12,11 @@ from trackgrade.errors import AudioError, LimitError
 MIB = 1024 * 1024
 SIZE_LIMITS = {"wav": 200 * MIB, "aiff": 200 * MIB, "mp3": 48 * MIB, "flac": 140 * MIB}
 DEFAULT_SIZE_LIMIT = 200 * MIB
+# the container a file name's extension declares (the upload step's size limit
+# before any byte is sniffed); any other extension gets DEFAULT_SIZE_LIMIT
+EXTENSION_CONTAINERS = {"wav": "wav", "wave": "wav", "bwf": "wav", "rf64": "wav", "w64": "wav",
+                        "aif": "aiff", "aiff": "aiff", "aifc": "aiff", "mp3": "mp3",
+                        "flac": "flac"}
 MAX_DURATION_S = 1200.0
 MIN_DURATION_S = 2.0
 MIN_SAMPLE_RATE = 8000
@@ -28,6 +33,18 @@ def check_size(size: int, container: str) -> None:
         name = CONTAINER_NAMES.get(container, container.upper())
         raise LimitError(f"the file is {size / MIB:.1f} MiB; {name} files may be at most "
                          f"{limit // MIB} MiB", code="file_too_large")
+
+
+def declared_container(file_name: str) -> str | None:
+    """The container `file_name`'s extension declares, or None."""
+    stem, dot, extension = file_name.rpartition(".")
+    return EXTENSION_CONTAINERS.get(extension.lower()) if dot and stem else None
+
+
+def check_declared_size(size: int, file_name: str) -> None:
+    """The size limit of the format `file_name` declares, before any sniffing
+    (a 49 MiB `.mp3` is too large whatever its bytes are)."""
+    check_size(size, declared_container(file_name) or "")
 
 
 def _check_duration_limit(seconds: float, what: str) -> None:

@@ -17,9 +17,14 @@ from trackgrade.errors import AudioError, LimitError
 
 
 _BLOCK_FRAMES = 1 << 14      # a stream that breaks off loses at most one block
+# FLAC/MP3 frames one byte can plausibly carry when preallocating (music FLAC
+# holds ~0.3-3 frames per byte, an 8 kbit/s MP3 ~20; near-silence beyond this
+# still decodes, the buffer grows as it goes)
+_PLAUSIBLE_FRAMES_PER_BYTE = 64
 
 
-def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
+def _read_soundfile(data: bytes, info: AudioInfo, *,
+                    parallel: bool = True) -> tuple[np.ndarray, bool]:
     """FLAC/MP3 through libsndfile, block-wise into one buffer, never past the
     duration limit. A stream that breaks off keeps what decoded (truncated)."""
     cap = int(MAX_DURATION_S * info.sample_rate) + 1
@@ -34,7 +39,10 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
         if tagged is not None:
             handle.close()
             handle = _open_soundfile(tagged, name)
-    if (info.container == "flac" and 0 < handle.frames < cap
+    # a header's length is believed up to what the bytes could plausibly hold:
+    # a 16 KiB FLAC claiming 19 minutes must not reserve 19 minutes of samples
+    plausible = max(_BLOCK_FRAMES, _PLAUSIBLE_FRAMES_PER_BYTE * len(payload))
+    if (parallel and info.container == "flac" and 0 < handle.frames < min(cap, plausible)
             and handle.frames >= _HALVES_FROM_S * info.sample_rate):
         whole = _decode_flac_in_halves(handle, payload)
         if whole is not None:
@@ -43,8 +51,8 @@ def _read_soundfile(data: bytes, info: AudioInfo) -> tuple[np.ndarray, bool]:
         handle = _open_soundfile(payload, name)
     with handle:
         known = 0 < handle.frames < cap
-        out = np.empty((handle.frames if known else min(cap, 30 * info.sample_rate),
-                        handle.channels), dtype=np.float32)
+        first = handle.frames if known else min(cap, 30 * info.sample_rate)
+        out = np.empty((min(first, plausible), handle.channels), dtype=np.float32)
         pos, broken = 0, ""
         try:
             while pos < cap:

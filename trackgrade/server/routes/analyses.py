@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from flask import Blueprint, request
 
@@ -33,6 +32,13 @@ UNSUPPORTED_EXTENSIONS = frozenset({
 })
 
 
+def unsupported_extension(file_name: str) -> str | None:
+    """The refused extension `file_name` ends with (".ogg", any case), or None;
+    the OpenAPI document states the same rule as a pattern."""
+    stem, dot, extension = file_name.rpartition(".")
+    return extension.lower() if dot and extension.lower() in UNSUPPORTED_EXTENSIONS else None
+
+
 def parse_submission(body: dict) -> Submission:
     """Validate the POST /analyses body (400 with `param` naming the field)."""
     reject_unknown(body, BODY_FIELDS)
@@ -48,8 +54,8 @@ def parse_submission(body: dict) -> Submission:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in file_name):
         raise TrackgradeError("parameter_invalid", "file_name contains control characters",
                               param="file_name")
-    extension = os.path.splitext(file_name)[1].lower().lstrip(".")
-    if extension in UNSUPPORTED_EXTENSIONS:
+    extension = unsupported_extension(file_name)
+    if extension is not None:
         raise TrackgradeError("parameter_invalid", f"{extension.upper()} files are not accepted; "
                               "send WAV, MP3, AIFF or FLAC", param="file_name")
     mastering = body.get("mastering_status", "pre-master")
@@ -81,6 +87,30 @@ def parse_limit(raw: str | None) -> int:
     return int(raw)
 
 
+def list_page(store, caller: Caller, limit: int, after: str | None,
+              before: str | None) -> tuple[list[dict], bool]:
+    """One page of the key's analyses, newest first: older than `after`, newer
+    than `before` (both: the window between them). A cursor that is not in the
+    key's list is 404 `not_found`, like an unknown id."""
+    def page(**cursor) -> tuple[list[dict], bool]:
+        try:
+            return queries.list_analyses(store, caller.account_id, caller.livemode, limit,
+                                         key_id=caller.key_id, **cursor)
+        except TrackgradeError as err:
+            if err.param not in ("starting_after", "ending_before"):
+                raise
+            raise TrackgradeError("not_found", f"no analysis {cursor[err.param]!r} is in this "
+                                  "key's list", param=err.param) from None
+
+    if after is None or before is None:
+        return page(starting_after=after, ending_before=before)
+    page(ending_before=before)                              # 404 unless it is in the list
+    bound = store.get("analyses", before)
+    rows, has_more = page(starting_after=after)
+    kept = [r for r in rows if (r["created_at"], r["id"]) > (bound["created_at"], bound["id"])]
+    return kept, has_more and len(kept) == len(rows)
+
+
 def blueprint(ctx) -> Blueprint:
     bp = Blueprint("analyses", __name__)
     settings = ctx.settings
@@ -102,6 +132,7 @@ def blueprint(ctx) -> Blueprint:
         return json_response(body, status, headers)
 
     def replay_response(record: dict):
+        record = ctx.lifecycle.replayed(record)
         return stored_response(int(record["status"]), record["body"],
                                record.get("headers") or {}, True)
 
@@ -138,16 +169,11 @@ def blueprint(ctx) -> Blueprint:
         reject_unknown_query(("limit", "starting_after", "ending_before"))
         limit = parse_limit(single_query("limit"))
         after, before = single_query("starting_after"), single_query("ending_before")
-        if after is not None and before is not None:
-            raise TrackgradeError("parameter_invalid", "pass starting_after or ending_before, "
-                                  "not both", param="ending_before")
         for name, value in (("starting_after", after), ("ending_before", before)):
             if value is not None and not is_uuid(value):
                 raise TrackgradeError("parameter_invalid", f"{name} must be an analysis id",
                                       param=name)
-        rows, has_more = queries.list_analyses(ctx.store, caller.account_id, caller.livemode,
-                                               limit, starting_after=after,
-                                               ending_before=before, key_id=caller.key_id)
+        rows, has_more = list_page(ctx.store, caller, limit, after, before)
         cursor = json.dumps(rows[-1]["id"] if has_more and rows else None)
         body = b"".join((b'{"object":"list","data":[',
                          ",".join(documents.document_text(row) for row in rows).encode(),

@@ -36,6 +36,11 @@ def current_caller() -> Caller:
 def read_json_object(limit: int) -> dict:
     """The request body as a JSON object: 413 `request_too_large` over
     `limit` bytes, 400 `invalid_json` for anything that is not one object."""
+    if request.mimetype != "application/json":
+        given = request.headers.get("Content-Type")
+        raise TrackgradeError("invalid_json", "send the body with Content-Type: application/json"
+                              + (f" (given {_printable(given)})" if given else
+                                 " (no Content-Type given)"))
     length = request.content_length
     if length is not None and length > limit:
         raise TrackgradeError("request_too_large", f"JSON bodies may be at most {limit} bytes "
@@ -46,7 +51,7 @@ def read_json_object(limit: int) -> dict:
     if not raw.strip():
         raise TrackgradeError("invalid_json", "the request body is empty; send a JSON object")
     try:
-        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
+        body = json.loads(raw.decode("utf-8"), parse_constant=_no_constants, parse_float=_finite,
                           object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise TrackgradeError("invalid_json", f"the body is not valid JSON: {_reason(exc)}") \
@@ -54,7 +59,33 @@ def read_json_object(limit: int) -> dict:
     if not isinstance(body, dict):
         raise TrackgradeError("invalid_json", "the body must be a JSON object, given "
                               f"{type(body).__name__ if body is not None else 'null'}")
+    for name, value in body.items():
+        if not _is_unicode(name) or not _is_unicode(value):
+            field = _printable(name)
+            raise TrackgradeError("parameter_invalid", f"{field} holds a lone UTF-16 surrogate "
+                                  "escape (e.g. \\ud800), which is not text", param=field)
     return body
+
+
+def _is_unicode(value) -> bool:
+    """False when a string anywhere in `value` holds a lone surrogate
+    (valid JSON escapes such as "\\ud800" that no UTF-8 text can carry)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if isinstance(value, dict):
+        return all(_is_unicode(k) and _is_unicode(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_unicode(v) for v in value)
+    return True
+
+
+def _printable(text: str) -> str:
+    """`text` safe to echo in an error (lone surrogates as \\uXXXX escapes)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _no_duplicates(pairs: list) -> dict:
@@ -64,6 +95,13 @@ def _no_duplicates(pairs: list) -> dict:
         duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
         raise ValueError(f"the field {duplicate!r} appears twice")
     return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:40]} is too large")
+    return value
 
 
 def _no_constants(name: str):

@@ -6,12 +6,15 @@ body in memory (`inbuf_overflow` above the largest body, serve.py), the form
 parser writes file parts to a BytesIO (`InMemoryRequest`), and the job hands
 the bytes to the worker process through the pool's pipe.
 
-Before the token is consumed: 401 `upload_token_invalid` for a bad, expired
-or used token (nothing changes), 503 `engine_at_capacity` when the engine
-queue is full (the token stays valid: retry). After that every failure --
-`upload_incomplete` (no field, broken multipart), `file_too_large`,
-`file_rejected`, `unprocessable_audio` (header checks: the engine's `probe`)
--- fails the analysis with the error embedded and the credit restored.
+Attempts that leave the token valid (nothing changes; retry within the
+token window): 401 `upload_token_invalid` for a bad, expired or used token,
+503 `engine_at_capacity` when the engine queue is full, 400
+`upload_incomplete` for a malformed attempt (not multipart/form-data, no
+`file` part, broken multipart, an empty file). A verdict on the file itself
+fails the analysis with the error embedded and the credit restored:
+`file_too_large` (the limit of the format the submitted `file_name`
+declares, spec section 8, checked from the size before any sniffing),
+`file_rejected`, `unprocessable_audio` (header checks: the engine's `probe`).
 """
 
 from __future__ import annotations
@@ -33,26 +36,47 @@ MULTIPART_OVERHEAD = 64 * 1024
 UPLOAD_STEP_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio")
 
 
-def read_upload(max_bytes: int) -> bytes:
+class MalformedUpload(TrackgradeError):
+    """An attempt that carried no usable file (400 `upload_incomplete`): the
+    token stays valid and nothing changes."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("upload_incomplete", message, param=UPLOAD_FIELD)
+
+
+def check_upload_size(size: int, file_name: str, max_bytes: int, *, overhead: int = 0) -> None:
+    """413 `file_too_large` over the server's limit or the declared format's
+    (spec section 8), from a size alone: nothing is sniffed."""
+    from trackgrade.engine.decode import check_declared_size
+
+    if size > max_bytes + overhead:
+        raise TrackgradeError("file_too_large", f"the upload is {size} bytes; files may be at "
+                              f"most {max_bytes} bytes")
+    check_declared_size(max(0, size - overhead), file_name)
+
+
+def read_upload(max_bytes: int, file_name: str) -> bytes:
     """The bytes of the announced multipart field, or 400/413."""
     length = request.content_length
-    if length is not None and length > max_bytes + MULTIPART_OVERHEAD:
-        raise TrackgradeError("file_too_large", f"the upload is {length} bytes; files may be at "
-                              f"most {max_bytes} bytes")
+    if length is not None:
+        check_upload_size(length, file_name, max_bytes, overhead=MULTIPART_OVERHEAD)
     if request.mimetype != "multipart/form-data":
-        raise TrackgradeError("upload_incomplete", "send the bytes as multipart/form-data in "
-                              f"the field {UPLOAD_FIELD!r}", param=UPLOAD_FIELD)
+        raise MalformedUpload("send the bytes as multipart/form-data in the field "
+                              f"{UPLOAD_FIELD!r}")
     try:
         part = request.files.get(UPLOAD_FIELD)
     except HTTPException as exc:     # e.g. too many parts
-        raise TrackgradeError("upload_incomplete", f"the multipart form could not be read "
-                              f"({exc.description})", param=UPLOAD_FIELD) from None
+        raise MalformedUpload(f"the multipart form could not be read "
+                              f"({exc.description})") from None
     if part is None:
-        raise TrackgradeError("upload_incomplete", f"the multipart file part {UPLOAD_FIELD!r} "
-                              "is missing or the form is incomplete (send it as a file part, "
-                              f"e.g. curl -F {UPLOAD_FIELD}=@track.wav)", param=UPLOAD_FIELD)
+        raise MalformedUpload(f"the multipart file part {UPLOAD_FIELD!r} is missing or the "
+                              "form is incomplete (send it as a file part, e.g. curl -F "
+                              f"{UPLOAD_FIELD}=@track.wav)")
     data = part.stream.getvalue()
     part.stream.close()
+    if not data:
+        raise MalformedUpload(f"the file part {UPLOAD_FIELD!r} is empty; send the audio bytes")
+    check_upload_size(len(data), file_name, max_bytes)
     return data
 
 
@@ -103,14 +127,16 @@ def blueprint(ctx) -> Blueprint:
         executor = ctx.executor_for(livemode)
         check_room(executor)
         try:
-            data = read_upload(settings.max_upload_bytes)
+            data = read_upload(settings.max_upload_bytes, row["file_name"])
             if livemode:
                 check_audio(data, row["file_name"], settings.max_upload_bytes)
             else:
                 check_test_upload(data, row["file_name"], settings.max_upload_bytes)
         except TrackgradeError as err:
-            # only the holder of a valid token gets here; the analysis fails for good
-            ctx.lifecycle.reject_upload(analysis_id, token, err.code, err.message)
+            # only the holder of a valid token gets here: a malformed attempt leaves
+            # the token valid; a verdict on the file fails the analysis for good
+            if not isinstance(err, MalformedUpload):
+                ctx.lifecycle.reject_upload(analysis_id, token, err.code, err.message)
             raise
         with submit_lock:           # room, token and job: one step for concurrent uploads
             check_room(executor)

@@ -14,10 +14,13 @@ in order (no snapshot: generation 0, empty). A transaction takes the thread
 lock and the flock, catches up with lines other processes appended,
 truncates a torn tail left by a crashed writer, applies its writes, appends
 ONE line and fdatasyncs it before returning (outbox events ride in the same
-line as the state change that caused them). Reads take the thread lock only
-and catch up lock-free when the journal grew (one fstat and one stat when it
-did not), so `trackgrade admin keys revoke` in another process is seen on
-the next call.
+line as the state change that caused them). Reads take the thread lock and,
+only when the journal changed (one fstat and one stat when it did not), a
+SHARED flock to catch up: a writer holds the exclusive flock from its append
+through its fdatasync (and through the truncate when that fails), so a reader
+never applies a line that is not yet durable. A journal shorter than the
+offset a process has applied (a line it must not have seen) forces a reload.
+So `trackgrade admin keys revoke` in another process is seen on the next call.
 
 Compaction (journal past `compact_bytes`): under both locks the writer
 starts journal G+1 and freezes a shallow copy of the state; a background
@@ -92,7 +95,7 @@ class TinyDBStore(MemoryStore):
         self._compactor: threading.Thread | None = None
         self._flock_depth = 0
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._lockfd = os.open(self.root / "store.lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.root}: "
@@ -115,6 +118,18 @@ class TinyDBStore(MemoryStore):
         self._flock_depth -= 1
         if self._flock_depth == 0:
             fcntl.flock(self._lockfd, fcntl.LOCK_UN)
+
+    @contextmanager
+    def _shared(self) -> Iterator[None]:
+        """A shared flock for catching up (readers exclude writers, not each
+        other); inside an exclusive one it is already held."""
+        if self._flock_depth == 0:
+            fcntl.flock(self._lockfd, fcntl.LOCK_SH)
+        self._flock_depth += 1
+        try:
+            yield
+        finally:
+            self._unlock_files()
 
     @contextmanager
     def _flocked(self) -> Iterator[None]:
@@ -144,7 +159,8 @@ class TinyDBStore(MemoryStore):
         self._generation, self._jfd = journals[-1]
         self._offset = 0
         self._state = state
-        self._catch_up()
+        with self._shared():
+            self._catch_up()
 
     def _open_files(self) -> tuple[int | None, list[tuple[int, int]]]:
         """Under the flock: open the newest snapshot and every journal after it
@@ -205,6 +221,9 @@ class TinyDBStore(MemoryStore):
         """Apply every line other processes appended; follow journal rotations."""
         while True:
             info = os.fstat(self._jfd)
+            if info.st_size < self._offset:     # we hold a line that is gone: start over
+                self._load()
+                return
             if info.st_size > self._offset:
                 self._read_tail()
             following = _journal_path(self.root, self._generation + 1)
@@ -223,7 +242,12 @@ class TinyDBStore(MemoryStore):
 
     # -- MemoryStore hooks ---------------------------------------------------
     def _refresh(self) -> None:
-        self._catch_up()
+        info = os.fstat(self._jfd)
+        if (info.st_size == self._offset and info.st_nlink
+                and not _journal_path(self.root, self._generation + 1).exists()):
+            return                          # nothing changed: no lock needed
+        with self._shared():
+            self._catch_up()
 
     def _begin(self) -> None:
         self._lock_files()

@@ -63,7 +63,8 @@ def write_snapshot(path: Path, generation: int, frozen: Frozen) -> int:
     tmp = path.with_name(path.name + ".tmp")
     fields = {c: list(index_fields(c)) if c in COLLECTIONS else ["id"] for c in frozen}
     total = 0
-    with open(tmp, "wb", buffering=1 << 20) as out:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)     # state is private
+    with os.fdopen(fd, "wb", buffering=1 << 20) as out:
         fcntl.flock(out.fileno(), fcntl.LOCK_EX)
         out.write(_line({"trackgrade_snapshot": FORMAT, "generation": generation,
                          "fields": fields}))

@@ -1,0 +1,220 @@
+"""Hardening figures (issue 9): the longer runs of the proofs in
+tests/server/test_proof_*.py, and `--workers 2` analysis throughput.
+
+    python benchmarks/bench_hardening.py crash   [--cycles 50] [--seed 1]
+    python benchmarks/bench_hardening.py fuzz    [--max-examples 150] [--seed 1]
+    python benchmarks/bench_hardening.py mutate  [--examples 500]
+    python benchmarks/bench_hardening.py workers --before DIR [--make-before]
+        [--tracks 8] [--seconds 120] [--runs 3]
+
+`crash`, `fuzz` and `mutate` run the same code as the CI proofs with bigger
+budgets and print what they saw. `workers` times a real `trackgrade serve
+--workers 2` from the first POST of `--tracks` live analyses (rendered
+techno tracks, uploaded at once) until the last is complete, alternating the
+source tree under test (this one) with `--before` (the same tree with the
+one-core-per-worker change taken out, e.g. made by `--make-before DIR`), and
+prints each run, the medians and the per-pair ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "server"))
+
+
+def crash(args) -> dict:
+    import crash_cycles
+
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.monotonic()
+        report = crash_cycles.run(Path(tmp) / "data", args.cycles, seed=args.seed)
+    out = {"cycles": report.cycles, "accepted_202": report.accepted,
+           "uploads_accepted": report.uploaded, "events": report.events,
+           "events_delivered_after_restart": report.events_delivered,
+           "delivery_attempts": report.attempts, "bad_signatures": report.bad_signatures,
+           "kill_after_s_min_max": [min(report.kill_after_s), max(report.kill_after_s)],
+           "problems": report.problems, "seconds": round(time.monotonic() - started, 1)}
+    return out
+
+
+def fuzz(args) -> dict:
+    import fuzzing
+
+    out = {}
+    for mode in ("test", "live"):
+        result = fuzzing.run(mode, max_examples=args.max_examples, seed=args.seed, timeout=3600)
+        out[mode] = {"generated": result.generated, "served": result.served,
+                     "failures": len(result.failures), "errors": len(result.errors),
+                     "server_errors_5xx": result.server_errors,
+                     "uploads_accepted": result.uploads_accepted, "statuses": result.statuses}
+    return out
+
+
+def mutate(args) -> dict:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    import hostile_audio as ha
+
+    out = {}
+    for fmt, seed in ha.seeds().items():
+        seen: dict = {"n": 0, "outcomes": {}, "max_s": 0.0, "max_peak_mb": 0.0,
+                      "over_bounds": 0, "unclear": 0}
+
+        @settings(max_examples=args.examples, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.data())
+        def run(draw):
+            data = draw.draw(ha.mutation(seed))
+            result = ha.decode_bounded(data, f"mutated.{fmt}")
+            seen["n"] += 1
+            seen["outcomes"][result.outcome] = seen["outcomes"].get(result.outcome, 0) + 1
+            seen["max_s"] = max(seen["max_s"], round(result.seconds, 3))
+            seen["max_peak_mb"] = max(seen["max_peak_mb"], round(result.peak_bytes / 1e6, 1))
+            if result.seconds >= ha.TIME_LIMIT_S or result.peak_bytes > ha.memory_bound(data):
+                seen["over_bounds"] += 1
+            if result.outcome != "ok" and result.outcome not in ha.CLEAR_CODES:
+                seen["unclear"] += 1
+        run()
+        out[fmt] = seen
+    out["bad_input_files"] = len(ha.bad_inputs())
+    return out
+
+
+# --- workers throughput -------------------------------------------------------------------
+
+def make_before(target: Path) -> None:
+    """This tree with the one-core-per-worker change taken out (initializer and
+    parallel=False in the server's worker)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(ROOT / "trackgrade", target / "trackgrade")
+    worker = target / "trackgrade" / "server" / "worker.py"
+    text = worker.read_text()
+    text = text.replace(",\n                                   initializer=one_core)", ")")
+    text = text.replace("measure(data, file_name=file_name,\n" + " " * 58 + "parallel=False)",
+                        "measure(data, file_name=file_name)")
+    assert "initializer=one_core" not in text and "parallel=False)" not in text
+    worker.write_text(text)
+
+
+def throughput_once(src: Path, tracks: list[bytes], data: Path) -> float:
+    from serve_process import ServeProcess
+    from server_harness import multipart, request
+
+    from trackgrade.server import accounts
+    from trackgrade.server.store import open_store
+
+    if data.exists():
+        shutil.rmtree(data)
+    store = open_store(data)
+    try:
+        account = accounts.create_account(store, plan="pro", credits=10_000)
+        key, _ = accounts.create_key(store, account["id"], mode="live")
+    finally:
+        store.close()
+    env = {"PYTHONPATH": str(src), "TRACKGRADE_IN_FLIGHT": "1000",
+           "TRACKGRADE_RATE_PER_MINUTE": "100000", "TRACKGRADE_QUEUE_SIZE": "64"}
+    served = ServeProcess(data, "--workers", "2", env=env)
+    try:
+        assert served.url, served.output
+        time.sleep(8)                       # both workers import the engine first
+        started = time.monotonic()
+        ids = []
+
+        def submit(audio: bytes) -> None:
+            accepted = request(served.url, "POST", "/v1/analyses", key=key,
+                               idem=str(uuid.uuid4()), body={"file_name": "t.wav"}).json
+            body, ctype = multipart({"file": ("t.wav", audio)})
+            reply = request(served.url, "POST", urlsplit(accepted["upload"]["url"]).path,
+                            raw=body, headers={"Content-Type": ctype, "Authorization":
+                                               f"Bearer {accepted['upload']['token']}"})
+            assert reply.status == 200, reply.body
+            ids.append(accepted["id"])
+        threads = [threading.Thread(target=submit, args=(t,)) for t in tracks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for analysis_id in ids:
+            while True:
+                doc = request(served.url, "GET", f"/v1/analyses/{analysis_id}/status",
+                              key=key).json
+                if doc["status"] != "processing":
+                    assert doc["status"] == "complete", doc
+                    break
+                time.sleep(0.05)
+        return time.monotonic() - started
+    finally:
+        served.stop()
+
+
+def workers(args) -> dict:
+    from truth import render_specs
+
+    before = Path(args.before)
+    folder, specs = render_specs([{"name": f"hardening_{i}", "style": "techno", "bpm": 124 + i,
+                                   "seconds": args.seconds, "seed": 40 + i}
+                                  for i in range(args.tracks)])
+    tracks = [(folder / f"{s['name']}.wav").read_bytes() for s in specs]
+    runs: dict = {"after": [], "before": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.runs):
+            for name, src in (("before", before), ("after", ROOT)):
+                runs[name].append(round(throughput_once(src, tracks, Path(tmp) / "data"), 2))
+                print(name, runs[name][-1], flush=True)
+    ratios = [round(a / b, 3) for a, b in zip(runs["after"], runs["before"])]
+    audio_s = args.tracks * args.seconds
+    return {"tracks": args.tracks, "seconds_each": args.seconds, "runs": runs,
+            "median_s": {k: statistics.median(v) for k, v in runs.items()},
+            "audio_minutes_per_minute": {k: round(audio_s / statistics.median(v), 1)
+                                         for k, v in runs.items()},
+            "after_over_before": ratios, "median_ratio": statistics.median(ratios),
+            "load_average": os.getloadavg()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    p = sub.add_parser("crash")
+    p.add_argument("--cycles", type=int, default=50)
+    p.add_argument("--seed", type=int, default=1)
+    p = sub.add_parser("fuzz")
+    p.add_argument("--max-examples", type=int, default=150)
+    p.add_argument("--seed", type=int, default=1)
+    p = sub.add_parser("mutate")
+    p.add_argument("--examples", type=int, default=500)
+    p = sub.add_parser("workers")
+    p.add_argument("--before", required=True)
+    p.add_argument("--make-before", action="store_true", help="first build --before from this tree")
+    p.add_argument("--tracks", type=int, default=8)
+    p.add_argument("--seconds", type=float, default=120)
+    p.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if args.what == "workers" and args.make_before:
+        make_before(Path(args.before))
+    result = {"crash": crash, "fuzz": fuzz, "mutate": mutate, "workers": workers}[args.what](args)
+    text = json.dumps(result, indent=2)
+    print(text)
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / f"hardening_{args.what}.json").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""`trackgrade serve` as a real process: one server per data directory
+(CONTRACT.md section 4), admin commands beside it, and TRACKGRADE_HOST /
+TRACKGRADE_PORT honoured when no flag is given."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from serve_process import CLI, ServeProcess, admin, free_port  # noqa: E402
+from server_harness import request  # noqa: E402
+
+
+def test_a_second_server_on_the_same_directory_refuses_with_one_line(tmp_path):
+    first = ServeProcess(tmp_path, "--workers", "1")
+    try:
+        assert first.url, first.output
+        second = subprocess.run(CLI + ["serve", "--data", str(tmp_path), "--port", "0"],
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        assert second.stdout == ""
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1, second.stderr
+        assert str(tmp_path) in lines[0] and "already serving" in lines[0]
+        # the first server was not disturbed, and admin commands still work beside it
+        assert request(first.url, "GET", "/v1/genres").status == 401
+        on = admin("maintenance", "on", "--data", str(tmp_path))
+        assert on.returncode == 0, on.stderr
+        assert request(first.url, "GET", "/v1/genres").status == 503
+        created = admin("keys", "create", "--data", str(tmp_path), "--mode", "test", "--json")
+        assert created.returncode == 0, created.stderr
+        assert first.proc.poll() is None
+    finally:
+        first.stop()
+    # the lock dies with its server: the directory can be served again
+    again = ServeProcess(tmp_path, "--workers", "1")
+    try:
+        assert again.url, again.output
+    finally:
+        again.stop()
+
+
+def test_serve_listens_where_the_environment_says(tmp_path):
+    port = free_port("127.0.0.2")
+    served = ServeProcess(tmp_path, "--workers", "1", port=False,
+                          env={"TRACKGRADE_HOST": "127.0.0.2", "TRACKGRADE_PORT": str(port)})
+    try:
+        assert served.url == f"http://127.0.0.2:{port}", served.output
+        assert request(served.url, "GET", "/v1/openapi.json").status == 200
+    finally:
+        served.stop()
+
+
+def test_flags_still_win_over_the_environment(tmp_path):
+    served = ServeProcess(tmp_path, "--workers", "1", "--host", "127.0.0.1",
+                          env={"TRACKGRADE_HOST": "127.0.0.2", "TRACKGRADE_PORT": "1"})
+    try:
+        assert served.url and served.url.startswith("http://127.0.0.1:"), served.output
+    finally:
+        served.stop()

@@ -1,0 +1,43 @@
+"""One home for each table: grade letters, the key wheels, the mastering
+statuses and the band edges are defined once in the package and imported
+everywhere else (a second literal copy is a future contradiction)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from trackgrade.keys import SCALES, TONICS, camelot, camelot_neighbours, open_key
+
+PACKAGE = Path(__file__).resolve().parents[1] / "trackgrade"
+SOURCES = {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
+# a literal list of the letters: none (every list derives from grade.GRADE_TABLE)
+LETTER_LIST = r'"A\+",\s*"A",\s*"A-"'
+TABLES = {
+    "tonic spelling": r'"C#",\s*"D",\s*"Eb"',
+    "mastering statuses": r'\(\s*"pre-master",\s*"master"\s*\)|\[\s*"pre-master",\s*"master"\s*\]',
+    "band edges": r'\(\s*\(\s*20,\s*60\s*\),\s*\(\s*60,\s*250\s*\)',
+    "grade bounds": r'\(\s*95,\s*"A\+"',
+}
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_each_table_is_written_once(table):
+    homes = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
+             if re.search(TABLES[table], text)]
+    assert len(homes) == 1, (table, homes)
+
+
+def test_no_copy_of_the_grade_letters():
+    assert not [p.name for p, text in SOURCES.items() if re.search(LETTER_LIST, text)]
+
+
+def test_the_key_wheels_follow_the_contract():
+    assert camelot("A", "minor") == "8A" and camelot("C", "major") == "8B"
+    assert open_key("C", "major") == "1d" and open_key("A", "minor") == "1m"
+    codes = {camelot(t, s) for t in TONICS for s in SCALES}
+    assert len(codes) == 24 and len({open_key(t, s) for t in TONICS for s in SCALES}) == 24
+    assert camelot_neighbours("8A") == ["7A", "9A", "8B"]
+    assert camelot_neighbours("12B") == ["11B", "1B", "12A"]
