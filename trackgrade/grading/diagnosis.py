@@ -316,6 +316,26 @@ def _mix_fixes(a: Analysis) -> list[str]:
     return fixes
 
 
+def reference_text(a: Analysis) -> str:
+    """Loudness, loudness range and width against the references (empty without them)."""
+    refs, t = a.extras.get("references"), _targets(a)
+    if not refs:
+        return ""
+    lo, hi = t["loudness_lufs"]
+    their = "their" if len(refs) > 1 else "its"
+    parts = [f"integrated loudness {a.mix.loudness_lufs:.1f} LUFS against {their} "
+             f"{(lo + hi) / 2:.1f} ({a.mix.loudness_lufs - (lo + hi) / 2:+.1f} LU)",
+             f"loudness range {a.mix.dynamic_range_db:.1f} LU against {their} "
+             f"{t['lra_lu'][0]:g}-{t['lra_lu'][1]:g} LU"]
+    if t.get("width"):
+        w_lo, w_hi = t["width"]
+        parts.append(f"stereo width {a.mix.stereo_width:.2f} against {their} {w_lo:.2f}-{w_hi:.2f}")
+    worst = band_advice(a)[:2]
+    bands = (" The biggest band differences: " + " and ".join(
+        f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d, _, _ in worst) + "." if worst else "")
+    return f"Against {target_name(a)}: " + "; ".join(parts) + "." + bands
+
+
 def not_electronic_text(a: Analysis) -> str:
     """The one sentence for music that no electronic profile fits."""
     return (f"This does not sound like electronic music (electronic fit "
@@ -341,6 +361,8 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     frequency = frequency_sentence(a) + " " + _bands_text(a)
     if not a.extras.get("electronic", True):
         summary += " " + not_electronic_text(a)
+    if a.extras.get("references"):
+        summary += " " + reference_text(a)
     fixes = _mix_fixes(a)
     mix = (mix_sentence(a) + " " + _streaming_text(a)
            + (" Fixes: " + "; ".join(fixes) + "." if fixes else " Nothing in the mix needs fixing."))
