@@ -146,9 +146,11 @@ def _worker_init() -> None:
 @contextmanager
 def capped_threads(threads: int = 1) -> Iterator[None]:
     """Set the native thread-pool sizes that child processes inherit (the
-    user's own settings win): each worker gets one thread, as the processes
-    themselves are the parallelism (the server's workers do the same)."""
-    from trackgrade.server.worker import THREAD_ENV_VARS  # the server loads on use
+    user's own settings win)."""
+    # Native thread pools a worker could start; each worker gets one thread, as the
+    # processes themselves are the parallelism (the server's workers do the same).
+    # Imported here, not at the top: `trackgrade analyze` loads no server code.
+    from trackgrade.server.worker import THREAD_ENV_VARS
 
     saved = {name: os.environ.get(name) for name in THREAD_ENV_VARS}
     for name in THREAD_ENV_VARS:
