@@ -15,6 +15,9 @@ migrate`'s library function, which is timed too. Figures:
     one node, then split over two nodes on the same database
     resident memory per node (the server process; its analysis worker apart)
 
+Each figure is measured beside the embedded store's (`serve --data` on the
+same 100,000 analyses), runs alternating, so the ratio holds on a busy machine.
+
 Prints one table; nothing is asserted. On a 2-core machine the two nodes,
 the clients and PostgreSQL share the same cores: read the 1-vs-2 ratio with
 that in mind.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
+import shutil
 import statistics
 import subprocess
 import sys
@@ -142,28 +145,43 @@ def main(argv=None) -> None:
                 **headers, "Idempotency-Key": uuid.uuid4().hex,
                 "Content-Type": "application/json"}
 
+        run_dir = args.data / f"n{args.analyses}" / "run-embedded"
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        shutil.copytree(pristine, run_dir)
+        embedded = bench_server.Server(run_dir, free_port(), keys[0]["key"])
         nodes = [Node(database, free_port(), keys[0]["key"], "bench-a")]
         try:
-            figures["start_s"] = nodes[0].start_s
-            time.sleep(5)           # the worker process finishes importing
-            paced_load(nodes[0], get_one, total=400, rate=args.rate,
-                       connections=args.connections)
+            figures["start_s"] = {"embedded": embedded.start_s, "postgres": nodes[0].start_s}
+            time.sleep(5)           # the worker processes finish importing
+            for server in (embedded, nodes[0]):
+                paced_load(server, get_one, total=400, rate=args.rate,
+                           connections=args.connections)
             for name, fn, rate in (("get", get_one, args.rate), ("post", post, args.post_rate)):
-                runs = [paced_load(nodes[0], fn, total=args.requests, rate=rate,
-                                   connections=args.connections) for _ in range(args.repeat)]
-                figures[f"{name}_p50_ms"] = statistics.median(pct(lat, 50) for lat in runs)
-                figures[f"{name}_p99_ms"] = statistics.median(pct(lat, 99) for lat in runs)
-            figures["rss_node_mb"] = nodes[0].rss_mb()[0]
-            figures["get_rps_1_node"] = throughput(nodes, get_one, connections=args.connections,
-                                                   seconds=args.seconds)
+                runs: dict[str, list] = {"embedded": [], "postgres": []}
+                for _ in range(args.repeat):        # A B A B: both see the same machine
+                    for label, server in (("embedded", embedded), ("postgres", nodes[0])):
+                        runs[label].append(paced_load(server, fn, total=args.requests,
+                                                      rate=rate, connections=args.connections))
+                for q in (50, 99):
+                    figures[f"{name}_p{q}_ms"] = {
+                        label: statistics.median(pct(lat, q) for lat in lats)
+                        for label, lats in runs.items()}
+            figures["rss_node_mb"] = {"embedded": embedded.rss_mb()[0],
+                                      "postgres": nodes[0].rss_mb()[0]}
+            figures["get_rps_1_node"] = {
+                "embedded": throughput([embedded], get_one, connections=args.connections,
+                                       seconds=args.seconds),
+                "postgres": throughput(nodes, get_one, connections=args.connections,
+                                       seconds=args.seconds)}
+            embedded.stop()
             nodes.append(Node(database, free_port(), keys[0]["key"], "bench-b"))
             time.sleep(5)
-            figures["get_rps_2_nodes"] = throughput(nodes, get_one,
-                                                    connections=args.connections,
-                                                    seconds=args.seconds)
-            figures["rss_node_b_mb"] = nodes[1].rss_mb()[0]
-            figures["rss_node_a_after_mb"] = nodes[0].rss_mb()[0]
+            figures["get_rps_2_nodes"] = {"postgres": throughput(
+                nodes, get_one, connections=args.connections, seconds=args.seconds)}
+            figures["rss_node_b_mb"] = {"postgres": nodes[1].rss_mb()[0]}
         finally:
+            embedded.stop()
             for node in nodes:
                 node.stop()
 
@@ -171,8 +189,14 @@ def main(argv=None) -> None:
           f"PostgreSQL, {args.connections} connections; paced GETs at {args.rate:.0f} req/s, "
           f"POSTs at {args.post_rate:.0f} req/s ({args.requests} per run, median of "
           f"{args.repeat}); closed-loop GETs for {args.seconds:.0f} s per throughput figure")
-    for name, value in figures.items():
-        print(f"{name:28s} {value:10.2f}")
+    print(f"{'figure':24s} {'embedded':>10s} {'postgres':>10s} {'ratio':>7s}")
+    for name, values in figures.items():
+        if not isinstance(values, dict):
+            print(f"{name:24s} {'':>10s} {values:10.2f}")
+            continue
+        emb, pgv = values.get("embedded"), values.get("postgres")
+        ratio = f"{pgv / emb:7.2f}" if emb and pgv is not None else ""
+        print(f"{name:24s} {'' if emb is None else f'{emb:10.2f}':>10s} {pgv:10.2f} {ratio}")
 
 
 if __name__ == "__main__":

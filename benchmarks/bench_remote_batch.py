@@ -50,6 +50,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+ACCESS: list[str] = []     # the server's access-log lines (one per request)
+
+
 def start_server(data: Path, workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(CLI + ["serve", "--data", str(data), "--port", str(port),
@@ -58,7 +61,9 @@ def start_server(data: Path, workers: int) -> tuple[subprocess.Popen, str]:
                             start_new_session=True, cwd=ROOT)
     for line in proc.stdout:
         if re.search(r"serving on http://", line):
-            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+            threading.Thread(target=lambda: ACCESS.extend(
+                line for line in proc.stdout if "trackgrade.access" in line),
+                daemon=True).start()
             return proc, f"http://127.0.0.1:{port}"
     raise SystemExit("the server did not start")
 
@@ -133,8 +138,13 @@ def main() -> None:
             env = {"TRACKGRADE_BASE_URL": url, "TRACKGRADE_API_KEY": key}
             load = os.getloadavg()[0]
             remote_csv, local_csv = tmp / f"remote{run}.csv", tmp / f"local{run}.csv"
+            seen = len(ACCESS)
             r_wall, r_sum = timed(CLI + ["batch", str(directory), "--remote", "--json",
                                          "--out", str(remote_csv)], env)
+            time.sleep(0.2)                                      # the log catches up
+            lines = ACCESS[seen:]
+            keyed = sum(1 for line in lines if "/v1/uploads/" not in line)
+            limited = sum(1 for line in lines if " 429 " in line)
             spent = args.count * 2 - balance(data, account)
             again, again_sum = timed(CLI + ["batch", str(directory), "--remote", "--json",
                                             "--out", str(tmp / "replay.csv")], env)
@@ -148,7 +158,8 @@ def main() -> None:
             ratios.append(r_wall / l_wall)
             replays.append(again)
             print(f"pair {run + 1} (load before {load:.1f}): remote {r_wall:6.1f} s "
-                  f"({args.count / r_wall:.2f} files/s, ok {r_sum['ok']}, credits {spent}) | "
+                  f"({args.count / r_wall:.2f} files/s, ok {r_sum['ok']}, credits {spent}, "
+                  f"{keyed / args.count:.1f} keyed requests per file, {limited} x 429) | "
                   f"replayed re-run {again:5.1f} s (ok {again_sum['ok']}, credits "
                   f"{replay_spent}) | local --jobs {args.jobs} {l_wall:6.1f} s "
                   f"({args.count / l_wall:.2f} files/s, ok {l_sum['ok']}) | ratio "

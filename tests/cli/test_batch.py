@@ -284,3 +284,20 @@ def test_summary_names_skipped_files_and_says_how_many_more():
     text = console.export_text()
     assert "9 not audio: notes_0.txt" in text and "and 3 more" in text
     assert "demos/" not in text
+
+
+def test_genre_and_reference_set_the_target_of_every_file(runner, tracks, tmp_path):
+    out = tmp_path / "rows.jsonl"
+    result = runner.invoke(app, ["batch", str(tracks[0]), str(tracks[1]), "-j", "2",
+                                 "--genre", "deep_house", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(line)["analysis"] for line in out.read_text().splitlines()]
+    assert [d["genre"]["target"] for d in docs] == ["deep_house", "deep_house"]
+    out2 = tmp_path / "refs.jsonl"
+    result = runner.invoke(app, ["batch", str(tracks[0]), "--reference", str(tracks[1]),
+                                 "-j", "1", "--out", str(out2)])
+    assert result.exit_code == 0, result.output
+    (doc,) = [json.loads(line)["analysis"] for line in out2.read_text().splitlines()]
+    assert doc["genre"]["target"] == "reference" and tracks[1].name in doc["diagnosis"]["summary"]
+    bad = runner.invoke(app, ["batch", str(tracks[0]), "--genre", "polka"])
+    assert bad.exit_code == 2

@@ -222,3 +222,21 @@ def test_batch_remote_out_of_credits_then_topped_up_pays_once_per_file(served, t
     assert credits(served.data, account_id) == 4            # 1 + 5 - 2: one per file
     third = run(served, "batch", str(folder), "--remote", "--json", env=env)
     assert third.exit_code == 0 and credits(served.data, account_id) == 4
+
+
+def test_poll_pace_learns_the_batch_analysis_time():
+    from trackgrade.cli.remote_batch import PollPace, idempotency_key
+
+    pace = PollPace(weight=0.5)
+    assert "initial_delay" not in pace.polling(False)
+    pace.learn(4.0)
+    pace.learn(2.0)
+    assert pace.polling(False) == {"initial_delay": pytest.approx(2.4), "poll_interval": 0.1,
+                                   "max_poll_interval": 0.5}
+    assert "initial_delay" not in pace.polling(True)          # a replay is usually done
+    key = idempotency_key(b"abc", "master", "house")
+    assert key == idempotency_key(b"abc", "master", "house")
+    assert len({key, idempotency_key(b"abd", "master", "house"),
+                idempotency_key(b"abc", "pre-master", "house"),
+                idempotency_key(b"abc", "master", None),
+                idempotency_key(b"abc", "master", "house", round_=1)}) == 5

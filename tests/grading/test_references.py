@@ -69,6 +69,9 @@ def test_the_diagnosis_names_the_reference_and_the_biggest_differences():
     assert "dB" in a.diagnosis.frequency and "biggest gaps" in a.diagnosis.frequency
     assert any(name in i.text for i in a.feedback if i.category == "frequency")
     assert "your reference" in a.diagnosis.mix
+    # loudness, loudness range and width against the reference, in the summary
+    assert f"Against your reference ({name})" in a.diagnosis.summary
+    assert "loudness range" in a.diagnosis.summary and "stereo width" in a.diagnosis.summary
     against_genre = build_analysis(features(mine), file_name="mine.flac", mastering_status="master")
     assert against_genre.genre.target == against_genre.genre.detected
     assert a.frequency.score != against_genre.frequency.score

@@ -283,3 +283,38 @@ def test_admin_migrate_copies_a_data_directory_and_verifies(tmp_path, postgres_s
                                 "postgresql://nobody@127.0.0.1:1/none"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
+    """Node a claims both deliveries of an analysis (the receiver holds the
+    attempts open) and dies; node b takes them when a's lease runs out (70 s:
+    the dispatcher's, see dispatcher.py), and each event is acknowledged
+    exactly once."""
+    database = postgres_server.create_database()
+    receiver = Receiver(behaviour=lambda delivery, n: "hang" if n <= 2 else (200, {}))
+    a = Node(database, "node-a")
+    b = None
+    try:
+        key, account_id = make_key(database, "test")
+        added = subprocess.run(CLI + ["admin", "webhooks", "add", receiver.url, "--account",
+                                      account_id, "--database", database],
+                               capture_output=True, text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+        accepted = submit(a, key, "lease-1").json
+        assert upload_to(a, accepted, b"not decoded in test mode").status == 200
+        held = receiver.wait_for(2, timeout=30)          # a's attempts, held open
+        a.kill()
+        killed_at = time.monotonic()
+        b = Node(database, "node-b")
+        later = receiver.wait_for(4, timeout=150)[2:]
+        assert time.monotonic() - killed_at >= 30        # not before a's lease ran out
+        assert sorted(d.event["id"] for d in later) == sorted(d.event["id"] for d in held)
+        assert {d.event["type"] for d in later} == {"analysis.scores_ready",
+                                                    "analysis.completed"}
+        time.sleep(2.0)
+        assert len(receiver.deliveries) == 4             # acknowledged once: no more attempts
+    finally:
+        receiver.close()
+        a.stop()
+        if b is not None:
+            b.stop()

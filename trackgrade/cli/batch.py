@@ -45,9 +45,6 @@ from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
                                  row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
-# Native thread pools a worker could start; each worker gets one thread, as the
-# processes themselves are the parallelism (the server's workers do the same).
-from trackgrade.server.worker import THREAD_ENV_VARS
 
 if TYPE_CHECKING:                      # process pools and rich load when a batch runs
     import multiprocessing
@@ -150,6 +147,11 @@ def _worker_init() -> None:
 def capped_threads(threads: int = 1) -> Iterator[None]:
     """Set the native thread-pool sizes that child processes inherit (the
     user's own settings win)."""
+    # Native thread pools a worker could start; each worker gets one thread, as the
+    # processes themselves are the parallelism (the server's workers do the same).
+    # Imported here, not at the top: `trackgrade analyze` loads no server code.
+    from trackgrade.server.worker import THREAD_ENV_VARS
+
     saved = {name: os.environ.get(name) for name in THREAD_ENV_VARS}
     for name in THREAD_ENV_VARS:
         os.environ.setdefault(name, str(threads))

@@ -109,17 +109,45 @@ def submit(client: Client, data: bytes, name: str, mastering_status: str, genre:
             backoff = min(30.0, backoff * 2)
 
 
+class PollPace:
+    """When to poll a file's status: the first poll shortly before the
+    analysis is expected to be done (an average of the batch's own
+    upload-to-complete times), then every 0.1-0.5 s. Each poll is a request
+    against the key's per-minute budget, and each second a finished analysis
+    goes unnoticed is a second its in-flight slot (and a server worker) idles."""
+
+    def __init__(self, weight: float = 0.3) -> None:
+        self.expected: float | None = None
+        self.weight = weight
+        self._lock = threading.Lock()
+
+    def learn(self, seconds: float) -> None:
+        with self._lock:
+            self.expected = seconds if self.expected is None else \
+                (1 - self.weight) * self.expected + self.weight * seconds
+
+    def polling(self, replayed: bool) -> dict:
+        """Keyword arguments for `analyses.wait`."""
+        with self._lock:
+            expected = self.expected
+        if replayed or expected is None:
+            return {"poll_interval": 0.2, "max_poll_interval": 1.0}
+        return {"initial_delay": 0.8 * expected, "poll_interval": 0.1, "max_poll_interval": 0.5}
+
+
 def replayed(error: APIError) -> bool:
     return (header(error.headers, "Idempotent-Replayed") or "").lower() == "true"
 
 
 def grade_remote(client: Client, path: str, mastering_status: str, genre: str | None,
-                 sleep: Callable[[float], None]) -> tuple[dict, Optional[dict]]:
+                 sleep: Callable[[float], None],
+                 pace: "PollPace | None" = None) -> tuple[dict, Optional[dict]]:
     """One file through the instance: (row, Analysis document or None). Never
     raises for a bad file or a refused request: its error becomes the row."""
     from trackgrade.cli.rows import failed_row, row_for
     from trackgrade.model import analysis_from_dict
 
+    pace = pace or PollPace()
     start = time.perf_counter()
     try:
         data = Path(path).read_bytes()
@@ -127,8 +155,11 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
         while True:
             accepted, round_ = submit(client, data, Path(path).name, mastering_status, genre,
                                       sleep, round_)
+            uploaded = time.perf_counter()
             doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S,
-                                       poll_interval=0.25, max_poll_interval=2.0)
+                                       **pace.polling(accepted.replayed))
+            if doc["status"] == "complete" and not accepted.replayed:
+                pace.learn(time.perf_counter() - uploaded)
             # a replay of a submission whose bytes never came (the first run died
             # before its upload and the token expired): submit afresh, next round
             if not (accepted.replayed and doc["status"] == "failed" and round_ < MAX_ROUNDS
@@ -177,8 +208,9 @@ def remote_runner(base_url: str | None, key: str | None, *,
             _references: tuple = ()) -> None:
         pool = ThreadPoolExecutor(max_workers=min(slots, len(files)),
                                   thread_name_prefix="trackgrade-remote")
+        pace = PollPace()
         futures = {pool.submit(grade_remote, client, path, mastering_status, genre,
-                               switch.sleep): path for path in files}
+                               switch.sleep, pace): path for path in files}
         try:
             waiting = set(futures)
             while waiting:

@@ -292,11 +292,12 @@ class Analyses:
 
     def wait(self, analysis_id: str, *, until: Literal["complete", "ready"] = "complete",
              timeout: float = 600.0, poll_interval: float = 0.5,
-             max_poll_interval: float = 5.0) -> APIObject:
-        """Poll `/status` (backoff from `poll_interval` up to `max_poll_interval`)
-        until the analysis is complete (`until="complete"`: scores ready) or its
-        narrative diagnosis is ready too (`until="ready"`), or it failed; then
-        return the full document (check `status`: "failed" carries `error`).
+             max_poll_interval: float = 5.0, initial_delay: float = 0.0) -> APIObject:
+        """Poll `/status` (backoff from `poll_interval` up to `max_poll_interval`;
+        the first poll after `initial_delay` seconds, e.g. the expected analysis
+        time) until the analysis is complete (`until="complete"`: scores ready)
+        or its narrative diagnosis is ready too (`until="ready"`), or it failed;
+        then return the full document (check `status`: "failed" carries `error`).
 
         Outages are ridden out: connection errors, 5xx and 429 keep the wait
         polling until `timeout` (seconds), then `WaitTimeoutError`."""
@@ -304,6 +305,8 @@ class Analyses:
             raise ValueError(f"until must be 'complete' or 'ready', given {until!r}")
         client = self._client
         deadline = time.monotonic() + timeout
+        if initial_delay > 0:
+            client.sleep(min(initial_delay, timeout))
         interval = poll_interval
         last: APIObject | None = None
         while True:

@@ -188,8 +188,11 @@ class Store(Protocol):
     the server then keeps rate windows in the store, recovers only its own
     node's work and claims webhook deliveries beside other nodes."""
 
-    def transaction(self) -> AbstractContextManager[Txn]:
-        """Atomic, serialised, durable on exit. Yields a `Txn`."""
+    def transaction(self, *, durable: bool = True) -> AbstractContextManager[Txn]:
+        """Atomic, serialised, durable on exit. Yields a `Txn`. `durable=False`
+        (counters such as rate windows): the commit may be lost if the
+        database itself crashes right after it (PostgreSQL then commits
+        without waiting for its WAL flush; the embedded stores ignore it)."""
 
     def get(self, collection: str, doc_id: str) -> Doc | None: ...
 

@@ -329,7 +329,7 @@ class MemoryStore:
 
     # -- transactions -----------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[_Txn]:
+    def transaction(self, *, durable: bool = True) -> Iterator[_Txn]:
         with self._lock:
             self._check_open()
             if self._txn_owner == threading.get_ident():

@@ -241,7 +241,7 @@ class PostgresStore:
 
     # -- transactions -----------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator[PgTxn]:
+    def transaction(self, *, durable: bool = True) -> Iterator[PgTxn]:
         self._check_open()
         if getattr(self._local, "in_txn", False):
             raise RuntimeError("nested store.transaction() in one thread")
@@ -250,6 +250,8 @@ class PostgresStore:
         try:
             with self._connection() as conn:
                 with conn.transaction():
+                    if not durable:     # a counter: its commit need not wait for the WAL flush
+                        conn.execute("SET LOCAL synchronous_commit TO OFF")
                     txn = PgTxn(conn)
                     yield txn
         except psycopg.Error as exc:
