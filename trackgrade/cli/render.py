@@ -251,7 +251,7 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     (no narrative, no passes); `verbose` adds the sections table, the whole
     diagnosis and every feedback item."""
     notes = []
-    if analysis.extras.get("truncated"):
+    if analysis.extras.truncated:
         notes.append(Text("Note: the file ended before its header said it would; the "
                           "analysis covers the audio that is present.", style="yellow"))
     if not verbose:

@@ -80,26 +80,26 @@ def balance_ok_text(a: Analysis) -> str:
 
 def target_name(a: Analysis) -> str:
     """What the bands and levels are compared with: "the house ideal", "your references"."""
-    refs = a.extras.get("references") or []
+    refs = a.extras.references or []
     if refs:
         return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
-    return f"the {a.extras.get('target_name', a.genre.name).lower()} ideal"
+    return f"the {(a.extras.target_name or a.genre.name).lower()} ideal"
 
 
 def profile_name(a: Analysis) -> str:
     """The name of the profile the scores used (lower case): "house", "deep house"."""
-    return a.extras.get("target_name", a.genre.name).lower()
+    return (a.extras.target_name or a.genre.name).lower()
 
 
 def as_target(a: Analysis, kind: str) -> str:
     """"a house master", "your references" (for a loudness comparison)."""
-    if a.extras.get("references"):
+    if a.extras.references:
         return "your references"
     return a_an(f"{profile_name(a)} {kind}")
 
 
 def _targets(a: Analysis) -> dict:
-    t = a.extras.get("targets")
+    t = a.extras.targets
     if t:
         return t
     g = GENRES[a.genre.detected]
@@ -134,7 +134,7 @@ def frequency_sentence(a: Analysis) -> str:
 
 
 def _low_cut_text(a: Analysis) -> str:
-    hz = a.extras.get("low_rolloff_hz")
+    hz = a.extras.low_rolloff_hz
     if hz is None or hz < L.LOW_ROLLOFF_OK_HZ:
         return ""
     return (f"The low end stops at about {hz:.0f} Hz (real mixes reach down to 40-60 Hz): "
@@ -164,7 +164,7 @@ def mix_sentence(a: Analysis) -> str:
         extra.append(f"{m.clipping_pct:.3f} % of samples clip")
     if m.stereo_correlation < 0:
         extra.append(f"the channels are out of phase (correlation {m.stereo_correlation:.2f})")
-    elif m.stereo_width < 0.01 and a.extras.get("channels", 2) > 1:
+    elif m.stereo_width < 0.01 and a.extras.channels > 1:
         extra.append("the stereo image is mono")
     tail = ("; " + "; ".join(extra)) if extra else ""
     return (f"Integrated loudness {m.loudness_lufs:.1f} LUFS is {loudness_verdict(a)}; {peak}, "
@@ -179,7 +179,7 @@ def danceability_sentence(a: Analysis) -> str:
              "groove clarity": b.groove_clarity, "dance feel": b.engine_dance}
     weak = min(parts, key=parts.get)
     strong = max(parts, key=parts.get)
-    if not a.extras.get("tempo_salient", True):
+    if not a.extras.tempo_salient:
         return (f"There is no steady pulse to dance to (danceability {a.danceability.score}); "
                 f"the tempo estimate of {a.tempo.bpm:g} BPM is a guess.")
     return (f"Danceability {a.danceability.score}: {strong} is the strong point ({parts[strong]}), "
@@ -196,15 +196,15 @@ def template_diagnosis(a: Analysis) -> Diagnosis:
 
 def _contrast(a: Analysis) -> tuple[int | None, float | None]:
     """(structure contrast part 0-100, short-term loudness spread LU) from extras."""
-    parts = a.extras.get("pillars", {}).get("structure", {}).get("parts", {})
-    return parts.get("contrast"), a.extras.get("loudness_spread_lu")
+    parts = a.extras.pillars.get("structure", {}).get("parts", {})
+    return parts.get("contrast"), a.extras.loudness_spread_lu
 
 
 def _sections_text(a: Analysis) -> str:
     secs = a.structure.sections
     if not secs:
         return ""
-    loud = a.extras.get("section_loudness_lufs") or []
+    loud = a.extras.section_loudness_lufs or []
     if len(loud) != len(secs):
         loud = [None] * len(secs)
 
@@ -270,7 +270,7 @@ def _streaming_text(a: Analysis) -> str:
                                                  f"{level:g} LUFS)" for name, level in others) + ".")
     lo, hi = _targets(a)["loudness_lufs"]
     if a.mastering_status == "master":
-        like = "your references" if a.extras.get("references") else f"{profile_name(a)} masters"
+        like = "your references" if a.extras.references else f"{profile_name(a)} masters"
         text += (f" The target for {like} is {lo:g} to {hi:g} LUFS integrated; for DJ use that "
                  f"matters more than streaming.")
     else:
@@ -298,17 +298,17 @@ def _mix_fixes(a: Analysis) -> list[str]:
     if m.stereo_correlation < 0:
         fixes.append(f"the channels cancel in mono (correlation {m.stereo_correlation:.2f}): flip the "
                      f"polarity of one channel and check mid/side processing")
-    elif m.stereo_width < 0.01 and a.extras.get("channels", 2) > 1:
+    elif m.stereo_width < 0.01 and a.extras.channels > 1:
         fixes.append("the image is mono: pan percussion and pads, or add width to the top end only")
     elif m.stereo_correlation < 0.3:
         fixes.append(f"stereo correlation {m.stereo_correlation:.2f} is low: keep everything below "
                      f"~120 Hz mono and narrow the widest effects so the mix survives mono playback")
     elif m.stereo_width > 0.35:
         fixes.append(f"stereo width {m.stereo_width:.2f} is extreme: check the mix in mono")
-    hiss = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {}).get("hiss")
+    hiss = a.extras.pillars.get("mix_quality", {}).get("penalties", {}).get("hiss")
     if hiss:
         fixes.append(f"a steady noise floor sits under the music (its quietest moments still carry "
-                     f"5 kHz+ energy {a.extras.get('noise_floor_db') or 0:.0f} dB under the average "
+                     f"5 kHz+ energy {(a.extras.noise_floor_db or 0.0):.0f} dB under the average "
                      f"power): find the hissing source and gate or denoise it")
     if m.crest_factor_db < t["crest_db"][0]:
         fixes.append(f"crest factor {m.crest_factor_db:.1f} dB is below {t['crest_db'][0]:g} dB: less "
@@ -318,7 +318,7 @@ def _mix_fixes(a: Analysis) -> list[str]:
 
 def reference_text(a: Analysis) -> str:
     """Loudness, loudness range and width against the references (empty without them)."""
-    refs, t = a.extras.get("references"), _targets(a)
+    refs, t = a.extras.references, _targets(a)
     if not refs:
         return ""
     lo, hi = t["loudness_lufs"]
@@ -339,7 +339,7 @@ def reference_text(a: Analysis) -> str:
 def not_electronic_text(a: Analysis) -> str:
     """The one sentence for music that no electronic profile fits."""
     return (f"This does not sound like electronic music (electronic fit "
-            f"{a.extras.get('electronic_fit', 0):.2f}); the nearest family is {a.genre.name}, so the "
+            f"{(a.extras.electronic_fit or 0.0):.2f}); the nearest family is {a.genre.name}, so the "
             f"scores judge it against {a.genre.name.lower()} and mean little for this style. "
             f"Choose a profile with --genre (or the API's genre field) or give reference tracks.")
 
@@ -347,21 +347,21 @@ def not_electronic_text(a: Analysis) -> str:
 def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     """The full narrative (status "ready"); a pure function of the Analysis."""
     a = analysis
-    subgenre = a.extras.get("subgenre")
+    subgenre = a.extras.subgenre
     sub = (f", closest to {GENRES[subgenre]['name']}" if subgenre in GENRES else "")
-    cands = a.extras.get("genre_candidates") or []
+    cands = a.extras.genre_candidates or []
     alt = [c["name"] for c in cands[1:3]]
     conf = (f" Genre confidence {a.genre.confidence:.2f}"
             + (f" (it also fits {' and '.join(alt)})." if alt and a.genre.confidence < 0.5 else "."))
     truncated = (" The file ends early: the header promised more audio than it holds, so the "
-                 "numbers describe only what arrived." if a.extras.get("truncated") else "")
+                 "numbers describe only what arrived." if a.extras.truncated else "")
     summary = (summary_sentence(a) + f" Read as {a.genre.name}{sub}." + conf + " "
                + _sections_text(a) + f" Structure scores {a.structure.score} and energy "
                f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
     frequency = frequency_sentence(a) + " " + _bands_text(a)
-    if not a.extras.get("electronic", True):
+    if not a.extras.electronic:
         summary += " " + not_electronic_text(a)
-    if a.extras.get("references"):
+    if a.extras.references:
         summary += " " + reference_text(a)
     fixes = _mix_fixes(a)
     mix = (mix_sentence(a) + " " + _streaming_text(a)
@@ -373,7 +373,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
                   if lo <= a.tempo.bpm <= hi or lo <= a.tempo.bpm * 2 <= hi
                   else f"{a.tempo.bpm:g} BPM is outside the usual {lo:g}-{hi:g} BPM of {profile_name(a)}")
     dance_fixes = []
-    pulse = a.extras.get("tempo_salient", True)
+    pulse = a.extras.tempo_salient
     if not pulse:
         if GENRES[a.genre.detected].get("danceable", True):
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")

@@ -20,16 +20,16 @@ from trackgrade.model import Analysis, FeedbackItem
 def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     x = a.extras
     items = []
-    notes = x.get("decoder_notes", 0)
+    notes = x.decoder_notes
     if notes:
         items.append((25.0, FeedbackItem("warn", "file", (
             f"The MP3 stream is damaged in places: the decoder reported {notes} bad "
             f"frame{'s' if notes != 1 else ''} and skipped or re-synchronised past "
             f"{'them' if notes != 1 else 'it'}. Short dropouts can follow; export the MP3 "
             f"again (or send the WAV/FLAC) if this is not the file you meant."))))
-    if not x.get("truncated"):
+    if not x.truncated:
         return items
-    declared = x.get("declared_duration_s")
+    declared = x.declared_duration_s
     promised = f" of the {declared:.1f} s its header declares" if declared else ""
     return items + [(30.0, FeedbackItem("warn", "file", (
         f"The file is truncated: only {a.duration_seconds:.1f} s decoded{promised}. Re-export or "
@@ -87,8 +87,8 @@ def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         out.append((0.0, FeedbackItem("pass", "mix", (
             f"True peak {m.peak_dbfs:.1f} dBTP respects the {ceiling:g} dBTP ceiling for a "
             f"{a.mastering_status}."))))
-    floor = a.extras.get("noise_floor_db")
-    pen = a.extras.get("pillars", {}).get("mix_quality", {}).get("penalties", {})
+    floor = a.extras.noise_floor_db
+    pen = a.extras.pillars.get("mix_quality", {}).get("penalties", {})
     if pen.get("hiss") and floor is not None:
         out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
             f"Noise: a steady hiss sits under the music. Even its quietest moments carry 5 kHz+ "
@@ -125,7 +125,7 @@ def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     m = a.mix
-    channels = a.extras.get("channels", 2)
+    channels = a.extras.channels
     if m.stereo_correlation < 0:
         return [(40.0, FeedbackItem("warn", "stereo", (
             f"Stereo correlation {m.stereo_correlation:.2f}: the channels are out of phase and the "
@@ -155,7 +155,7 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     target = target_name(a)
     out = []
-    hz = a.extras.get("low_rolloff_hz")
+    hz = a.extras.low_rolloff_hz
     if hz is not None and hz >= L.LOW_ROLLOFF_OK_HZ:
         out.append((25.0, FeedbackItem("warn", "frequency", (
             f"Low cut: the low end stops at about {hz:.0f} Hz, so kick and bass have lost their "
@@ -179,7 +179,7 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _genre_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    if a.extras.get("electronic", True):
+    if a.extras.electronic:
         return []
     return [(35.0, FeedbackItem("warn", "genre", not_electronic_text(a)))]
 
@@ -189,7 +189,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     t = _targets(a)
     lo, hi = t["bpm_range"]
     out = []
-    if not a.extras.get("tempo_salient", True):
+    if not a.extras.tempo_salient:
         if a.genre.detected != "ambient":
             out.append((15.0, FeedbackItem("warn", "rhythm", (
                 f"No steady pulse was found (beat strength {b.beat_strength}/100): for a dance "
@@ -218,9 +218,9 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 def _structure_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     secs = a.structure.sections
     labels = [s.label for s in secs]
-    parts = a.extras.get("pillars", {}).get("structure", {}).get("parts", {})
+    parts = a.extras.pillars.get("structure", {}).get("parts", {})
     contrast = parts.get("contrast")
-    spread = a.extras.get("loudness_spread_lu")
+    spread = a.extras.loudness_spread_lu
     out = []
     if contrast is not None and spread is not None and contrast < 40:
         out.append((45.0 - contrast / 2, FeedbackItem("warn", "structure", (
