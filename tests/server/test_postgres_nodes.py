@@ -155,6 +155,24 @@ def test_one_idempotent_submission_raced_across_both_nodes(cluster):
     assert read(database, "accounts", account_id)["credits"] == 4
 
 
+def test_credits_and_the_in_flight_limit_hold_under_a_race_across_both_nodes(cluster):
+    database, (a, b) = cluster
+    poor, poor_account = make_key(database, "live", credits=12)
+    rich, rich_account = make_key(database, "live", credits=100)
+
+    def race(key):
+        with ThreadPoolExecutor(8) as pool:
+            return [r.status for r in pool.map(
+                lambda i: submit((a, b)[i % 2], key, f"race-{key[-6:]}-{i}"), range(30))]
+
+    statuses = race(poor)                       # 12 credits, 20 may be in flight
+    assert statuses.count(202) == 12 and statuses.count(402) == 18, statuses
+    assert read(database, "accounts", poor_account)["credits"] == 0
+    statuses = race(rich)                       # 100 credits, 20 may be in flight
+    assert statuses.count(202) == 20 and statuses.count(429) == 10, statuses
+    assert read(database, "accounts", rich_account)["credits"] == 80
+
+
 def test_an_upload_accepted_by_the_other_node_completes(cluster, track):
     database, (a, b) = cluster
     key, _ = make_key(database, "live")

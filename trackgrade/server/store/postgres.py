@@ -254,8 +254,6 @@ class PostgresStore:
                         conn.execute("SET LOCAL synchronous_commit TO OFF")
                     txn = PgTxn(conn)
                     yield txn
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {_reason(exc)}") from exc
         finally:
             if txn is not None:
                 txn.open = False
@@ -263,19 +261,18 @@ class PostgresStore:
 
     @contextmanager
     def _connection(self):
+        """A pooled connection; database failures become StoreError (other
+        exceptions, e.g. a ValueError from a bad document, pass through)."""
+        self._check_open()
         try:
             with self._pool.connection() as conn:
                 yield conn
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL unavailable: {_reason(exc)}") from exc
-
-    def _read(self, sql: str, params) -> list:
-        self._check_open()
-        try:
-            with self._connection() as conn:
-                return conn.execute(sql, params).fetchall()
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL: {_reason(exc)}") from exc
+
+    def _read(self, sql: str, params) -> list:
+        with self._connection() as conn:
+            return conn.execute(sql, params).fetchall()
 
     # -- reads ------------------------------------------------------------
     def get(self, collection: str, doc_id: str) -> Doc | None:
@@ -285,7 +282,6 @@ class PostgresStore:
         return json.loads(rows[0][0]) if rows else None
 
     def find(self, index: str, *values: Any) -> Doc | None:
-        self._check_open()
         with self._connection() as conn:
             return _find(conn, index, values)
 
@@ -297,7 +293,6 @@ class PostgresStore:
         return [json.loads(row[0]) for row in self._read(sql, params)]
 
     def count(self, index: str, partition: tuple = (), *, since: tuple | None = None) -> int:
-        self._check_open()
         with self._connection() as conn:
             return _count(conn, index, partition, since)
 
