@@ -4,26 +4,14 @@ store like the admin command does."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import socket
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-from trackgrade.server import accounts
-from trackgrade.server.store import open_store
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from serve_process import CLI, ServeProcess, free_port  # noqa: E402,F401
 
-CLI = [sys.executable, "-m", "trackgrade"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from trackgrade.server import accounts  # noqa: E402
+from trackgrade.server.store import open_store  # noqa: E402
 
 
 def make_key(data: Path, mode: str = "test", *, credits: int = 0,
@@ -51,51 +39,11 @@ def credits(data: Path, account_id: str) -> int:
         store.close()
 
 
-class Served:
+class Served(ServeProcess):
     """One `trackgrade serve` process; `restart()` brings it back on the same port."""
 
     def __init__(self, data: Path, *extra: str, port: int | None = None,
                  env: dict | None = None) -> None:
-        self.data = data
-        self.extra = extra
-        self.port = port or free_port()
-        self.env = {**os.environ, "TRACKGRADE_DOCS_URL": "https://docs.example.test/e",
-                    "PYTHONUNBUFFERED": "1", **(env or {})}
+        super().__init__(data, *extra, port=port or free_port(), env=env, timeout=60,
+                         require=True, stop_wait=15)
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log: list[str] = []
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            CLI + ["serve", "--data", str(self.data), "--port", str(self.port), *self.extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.env,
-            start_new_session=True, text=True)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.log.append(line)
-            if re.search(r"serving on http://", line):
-                threading.Thread(target=lambda p=self.proc: self.log.extend(p.stdout),
-                                 daemon=True).start()
-                return
-        raise AssertionError("server did not start:\n" + "".join(self.log))
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def restart(self, down_seconds: float = 0.0) -> None:
-        self.kill()
-        time.sleep(down_seconds)
-        self.start()

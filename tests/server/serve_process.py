@@ -1,5 +1,6 @@
-"""`trackgrade serve` as a real child process on loopback, for the hardening
-tests: start it, read its "serving on" line, talk to it, kill it."""
+"""`trackgrade serve` as a real child process on loopback, shared by every test
+(and benchmark) that needs one: start it in its own session, read its
+"serving on" line, keep draining its output, talk to it, kill/stop/restart it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 CLI = [sys.executable, "-m", "trackgrade"]
+DOCS_URL = "https://docs.example.test/e"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -23,18 +25,50 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ServeProcess:
-    """`trackgrade serve --data DIR ...` in its own session; `url` once it serves."""
+    """`trackgrade serve --data DIR ...` (or `--database URL`) in its own session.
 
-    def __init__(self, data: Path, *extra: str, env: dict | None = None,
-                 port: bool = True, timeout: float = 90, cwd: Path | None = None) -> None:
-        self.env = {**os.environ, "TRACKGRADE_DOCS_URL": "https://docs.example.test/e",
+    `url` is set once it serves (None if it exited or timed out first, unless
+    `require` is set: then it is killed and AssertionError carries its log).
+    `port`: True for `--port 0`, False for no `--port`, an int for that port
+    (so `restart()` comes back at the same URL). `env` is laid over the
+    environment (plus `docs_url` unless None); names in `unset` are removed."""
+
+    def __init__(self, data: Path | None, *extra: str, env: dict | None = None,
+                 port: bool | int = True, timeout: float = 90, cwd: Path | None = None,
+                 database: str | None = None, docs_url: str | None = DOCS_URL,
+                 unset: tuple[str, ...] = (), require: bool = False,
+                 stop_wait: float = 20) -> None:
+        self.data = data
+        self.extra = extra
+        self.env = {**os.environ, **({"TRACKGRADE_DOCS_URL": docs_url} if docs_url else {}),
                     "PYTHONUNBUFFERED": "1", **(env or {})}
-        args = CLI + ["serve", "--data", str(data), *(["--port", "0"] if port else []), *extra]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     env=self.env, start_new_session=True, text=True, cwd=cwd)
+        for name in unset:
+            self.env.pop(name, None)
+        self.port = port
+        self.timeout = timeout
+        self.cwd = cwd
+        self.database = database
+        self.require = require
+        self.stop_wait = stop_wait
         self.log: list[str] = []
+        self.start()
+
+    def _port_args(self) -> list[str]:
+        if self.port is True:
+            return ["--port", "0"]
+        if self.port is False:
+            return []
+        return ["--port", str(self.port)]
+
+    def start(self) -> None:
+        args = CLI + ["serve", *(["--data", str(self.data)] if self.data is not None else []),
+                      *(["--database", self.database] if self.database is not None else []),
+                      *self._port_args(), *self.extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     env=self.env, start_new_session=True, text=True,
+                                     cwd=self.cwd)
         self.url = None
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + self.timeout
         while self.url is None and time.monotonic() < deadline:
             line = self.proc.stdout.readline()
             if not line:
@@ -44,29 +78,42 @@ class ServeProcess:
             if match:
                 self.url = match.group(1)
         if self.url is not None:   # keep draining so the server never blocks on a full pipe
-            threading.Thread(target=lambda: self.log.extend(self.proc.stdout),
+            threading.Thread(target=lambda p=self.proc: self.log.extend(p.stdout),
                              daemon=True).start()
+        elif self.require:
+            self.kill()
+            raise AssertionError("the server did not start:\n" + self.output)
 
     @property
     def output(self) -> str:
         return "".join(self.log)
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
+        """SIGKILL to the whole session (the server and its worker processes)."""
+        try:
             os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait(10)
 
     def stop(self) -> None:
+        """SIGTERM, `stop_wait` seconds to exit, then SIGKILL to whatever is left."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(20)
+                self.proc.wait(self.stop_wait)
             except subprocess.TimeoutExpired:
                 self.kill()
         try:        # the worker processes share the session
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """kill -9, stay down `down_seconds`, start again (same port if it was fixed)."""
+        self.kill()
+        time.sleep(down_seconds)
+        self.start()
 
 
 def admin(*args: str) -> subprocess.CompletedProcess:

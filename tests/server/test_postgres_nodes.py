@@ -7,12 +7,8 @@ restarted node recovers only its own work). Also `admin migrate`."""
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,57 +20,29 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
 from receiver import Receiver  # noqa: E402
+from serve_process import CLI, ServeProcess  # noqa: E402
 from server_harness import multipart, request  # noqa: E402
 from truth import render_specs  # noqa: E402
 
 from trackgrade.server import accounts  # noqa: E402
 from trackgrade.server.store import open_store  # noqa: E402
 
-CLI = [sys.executable, "-m", "trackgrade"]
 RATE = 40
 ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",
        "TRACKGRADE_TEST_RATE_PER_MINUTE": "1000", "TRACKGRADE_WEBHOOK_SCHEDULE": "0,1,1,1",
        "TRACKGRADE_SWEEP_INTERVAL": "0.5", "PYTHONUNBUFFERED": "1"}
 
 
-class Node:
+class Node(ServeProcess):
     """One `trackgrade serve --database URL` process."""
 
     def __init__(self, database: str, node_id: str) -> None:
-        env = {**os.environ, **ENV}
-        env.pop("TRACKGRADE_DATABASE_URL", None)
-        self.proc = subprocess.Popen(
-            CLI + ["serve", "--database", database, "--node-id", node_id, "--port", "0",
-                   "--workers", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            text=True)
-        self.url, self.log = None, []
-        deadline = time.monotonic() + 90
-        while self.url is None and time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.log.append(line)
-            match = re.search(r"serving on (http://\S+)", line)
-            if match:
-                self.url = match.group(1)
-        assert self.url, "".join(self.log)
-        threading.Thread(target=lambda: self.log.extend(self.proc.stdout), daemon=True).start()
+        super().__init__(None, "--node-id", node_id, "--workers", "1", database=database,
+                         env=ENV, docs_url=None, unset=("TRACKGRADE_DATABASE_URL",),
+                         timeout=90, require=True, stop_wait=15)
 
     def __call__(self, method, path, **kw):
         return request(self.url, method, path, **kw)
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def make_key(database: str, mode: str, credits: int = 10) -> tuple[str, str]:

@@ -5,13 +5,7 @@ switch and revocation seen by the running server, `--maintenance`."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,56 +13,21 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
+from serve_process import ServeProcess, admin  # noqa: E402
 from server_harness import multipart, request, wav_bytes  # noqa: E402
 from truth import render_specs  # noqa: E402
 
 from trackgrade.server import accounts  # noqa: E402
 from trackgrade.server.store import open_store  # noqa: E402
 
-CLI = [sys.executable, "-m", "trackgrade"]
 
-
-class Served:
+class Served(ServeProcess):
     def __init__(self, data: Path, *extra: str) -> None:
-        env = {**os.environ, "TRACKGRADE_DOCS_URL": "https://docs.example.test/e",
-               "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            CLI + ["serve", "--data", str(data), "--port", "0", "--workers", "1", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            text=True)
-        deadline = time.monotonic() + 60
-        self.url = None
-        self.log = []
-        while self.url is None and time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.log.append(line)
-            match = re.search(r"serving on (http://\S+)", line)
-            if match:
-                self.url = match.group(1)
-        assert self.url, "".join(self.log)
-        # keep draining the log so the server never blocks on a full pipe
-        threading.Thread(target=lambda: self.log.extend(self.proc.stdout), daemon=True).start()
+        super().__init__(data, "--workers", "1", *extra, timeout=60, require=True,
+                         stop_wait=15)
 
     def __call__(self, method, path, **kw):
         return request(self.url, method, path, **kw)
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def admin(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + ["admin", *args], capture_output=True, text=True, timeout=60)
 
 
 def make_key(data: Path, mode: str, credits: int) -> tuple[str, str]:

@@ -11,13 +11,8 @@ store holds with what the receiver acknowledged.
 
 from __future__ import annotations
 
-import os
 import random
-import re
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -28,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "server"))
 from receiver import Receiver  # noqa: E402
+from serve_process import ServeProcess  # noqa: E402
 from server_harness import multipart, request  # noqa: E402
 
 from trackgrade import signing  # noqa: E402
@@ -38,30 +34,12 @@ from trackgrade.server.webhooks import endpoints  # noqa: E402
 SCHEDULE = ",".join(["0"] + ["0.3"] * 30)
 
 
-class Serving:
+class Serving(ServeProcess):
     """`python -m trackgrade serve` on a free port, in its own process group."""
 
     def __init__(self, data: Path, env: dict) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trackgrade", "serve", "--data", str(data), "--port", "0",
-             "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **env}, start_new_session=True,
-            text=True)
-        self.log: list[str] = []
-        self.url = None
-        deadline = time.monotonic() + 60
-        while self.url is None and time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.log.append(line)
-            match = re.search(r"serving on (http://\S+)", line)
-            if match:
-                self.url = match.group(1)
-        if self.url is None:
-            self.kill()
-            raise AssertionError("the server did not start:\n" + "".join(self.log))
-        threading.Thread(target=lambda: self.log.extend(self.proc.stdout), daemon=True).start()
+        super().__init__(data, "--workers", "1", env=env, timeout=60, docs_url=None,
+                         require=True)
 
     def analyse(self, key: str, name: str) -> None:
         accepted = request(self.url, "POST", "/v1/analyses", key=key,
@@ -70,13 +48,6 @@ class Serving:
         request(self.url, "POST", urlsplit(accepted["upload"]["url"]).path, raw=body,
                 headers={"Content-Type": ctype,
                          "Authorization": f"Bearer {accepted['upload']['token']}"})
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(10)
 
 
 @dataclass
