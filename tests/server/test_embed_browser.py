@@ -147,9 +147,12 @@ def test_badges_on_white_and_dark_pages(browser, badge_url, tmp_path):
             page.settle(0.1)
             if sum(u.startswith(url) for u in page.requests) >= 8:
                 break
-        page.settle(2.0)
         ARTIFACTS.mkdir(exist_ok=True)
-        shot = page.screenshot(ARTIFACTS / "badges.png")
+        for _ in range(20):                     # a loaded machine paints the frames late
+            page.settle(0.5)
+            shot = page.screenshot(ARTIFACTS / "badges.png")
+            if shot.stat().st_size > 10_000:
+                break
         assert shot.stat().st_size > 10_000
         assert sum(u.startswith(url) for u in page.requests) == 8
         assert [status for u, status in page.responses if u.startswith(url)] == [200] * 8

@@ -104,7 +104,7 @@ def test_a_receiver_failing_its_first_attempts_still_gets_the_event(server, rece
     assert (row["state"], row["attempts"], row["last_status"]) == ("delivered", 3, 200)
 
 
-def recorded(server, delivery_id: str, attempts: int, timeout: float = 5.0) -> dict:
+def recorded(server, delivery_id: str, attempts: int, timeout: float = 30.0) -> dict:
     """The delivery row once the answer to attempt `attempts` is recorded
     (the receiver sees a request a moment before the dispatcher records it)."""
     deadline = time.monotonic() + timeout
