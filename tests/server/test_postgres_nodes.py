@@ -210,6 +210,7 @@ def test_a_node_killed_with_sigkill_loses_nothing_the_other_serves(postgres_serv
         waiting = submit(a, key, "k-waiting").json                 # awaiting its upload
         computing = submit(a, key, "k-computing").json             # a is computing it
         assert upload_to(a, computing, track).status == 200
+        a.kill()                                                   # at once: still computing
         others = submit(b, key, "k-other").json                    # b "computing" its own
         store = open_store(database=database, pool_size=2)
         with store.transaction() as txn:                           # (held, as b would)
@@ -220,7 +221,6 @@ def test_a_node_killed_with_sigkill_loses_nothing_the_other_serves(postgres_serv
                                  "at": time.time(), "node": "node-b"})
             txn.delete("settings", f"server.upload:{others['id']}")
         store.close()
-        a.kill()
         # everything a acknowledged, b serves
         assert b("GET", f"/v1/analyses/{done['id']}", key=test_key).json["status"] == "complete"
         assert upload_to(b, waiting, track).status == 200
