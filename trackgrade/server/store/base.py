@@ -211,6 +211,24 @@ class Store(Protocol):
         """Release files and locks. Idempotent."""
 
 
+class StoreLifecycle:
+    """What every store does alike once it is closed: refuse further use, and
+    close itself at the end of a `with` block. Subclasses set `_closed = False`
+    and implement `close()`."""
+
+    _closed: bool
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("store is closed")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def new_id(prefix: str) -> str:
     """A fresh random id: `new_id("acct")` -> "acct_3f2a…" (32 hex digits)."""
     return f"{prefix}_{uuid.uuid4().hex}"

@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from trackgrade.server.store.base import (
-    COLLECTIONS, INDEX_BY_NAME, INDEXES, Doc, Index, check_collection, index_fields,
+    COLLECTIONS, INDEX_BY_NAME, INDEXES, Doc, Index, StoreLifecycle, check_collection,
+    index_fields,
 )
 
 _FIELDS = {collection: index_fields(collection) for collection in COLLECTIONS}
@@ -303,7 +304,7 @@ class _Txn:
         self.ops.clear()
 
 
-class MemoryStore:
+class MemoryStore(StoreLifecycle):
     """A `Store` kept in this process's memory only (tests, throwaway servers)."""
 
     shared = False
@@ -394,12 +395,3 @@ class MemoryStore:
     def close(self) -> None:
         self._closed = True
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("store is closed")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

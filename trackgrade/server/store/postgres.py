@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from trackgrade.server.store import schema
 from trackgrade.server.store.base import (
-    INDEX_BY_NAME, Doc, Index, StoreError, check_collection,
+    INDEX_BY_NAME, Doc, Index, StoreError, StoreLifecycle, check_collection,
 )
 from trackgrade.server.store.memory import _SCALARS, dumps, meta_of
 
@@ -203,7 +203,7 @@ def _count(conn, name: str, partition: tuple, since: tuple | None) -> int:
     return int(conn.execute(sql, params).fetchone()[0])
 
 
-class PostgresStore:
+class PostgresStore(StoreLifecycle):
     """A `Store` in a PostgreSQL database (see the module docstring)."""
 
     shared = True
@@ -311,15 +311,6 @@ class PostgresStore:
             self._closed = True
             self._pool.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("store is closed")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def redact(url: str) -> str:
