@@ -78,11 +78,7 @@ class Server:
                             body={"file_name": file_name, **fields})
 
     def upload(self, accepted: dict, data: bytes, *, field_name=None, token=None) -> Reply:
-        target = accepted["upload"]
-        body, ctype = multipart({field_name or target["field"]: ("audio.bin", data)})
-        path = urlsplit(target["url"]).path
-        return self.request("POST", path, raw=body, headers={
-            "Content-Type": ctype, "Authorization": f"Bearer {token or target['token']}"})
+        return upload(self.url, accepted, data, field_name=field_name, token=token)
 
     def wait(self, analysis_id: str, key: str, until=lambda d: d["status"] != "processing",
              timeout=30.0) -> dict:
@@ -149,6 +145,16 @@ def request(url: str, method: str, path: str, *, body=None, headers=None, key=No
         return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
     finally:
         conn.close()
+
+
+def upload(url: str, accepted: dict, data: bytes, *, field_name=None, token=None,
+           part_name: str = "audio.bin") -> Reply:
+    """POST the bytes to the upload step of `accepted` on the server at `url`
+    (whatever server issued the upload URL: only its path is used)."""
+    target = accepted["upload"]
+    body, ctype = multipart({field_name or target["field"]: (part_name, data)})
+    return request(url, "POST", urlsplit(target["url"]).path, raw=body, headers={
+        "Content-Type": ctype, "Authorization": f"Bearer {token or target['token']}"})
 
 
 def multipart(fields: dict) -> tuple[bytes, str]:

@@ -12,7 +12,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
 from receiver import Receiver  # noqa: E402
 from serve_process import CLI, ServeProcess  # noqa: E402
-from server_harness import multipart, request  # noqa: E402
+from server_harness import request, upload  # noqa: E402
 from truth import render_specs  # noqa: E402
 
 from trackgrade.server import accounts  # noqa: E402
@@ -65,10 +64,7 @@ def read(database: str, collection: str, doc_id: str) -> dict | None:
 
 def upload_to(node: Node, accepted: dict, data: bytes):
     """POST the bytes to `node`, whatever node issued the upload URL."""
-    body, ctype = multipart({"file": ("a.wav", data)})
-    path = urlsplit(accepted["upload"]["url"]).path
-    return node("POST", path, raw=body, headers={
-        "Content-Type": ctype, "Authorization": f"Bearer {accepted['upload']['token']}"})
+    return upload(node.url, accepted, data, field_name="file", part_name="a.wav")
 
 
 def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: float = 120) -> dict:

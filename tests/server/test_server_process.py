@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from serve_process import ServeProcess, admin  # noqa: E402
-from server_harness import multipart, request, wav_bytes  # noqa: E402
+from server_harness import request, wav_bytes  # noqa: E402
+from server_harness import upload as upload_to  # noqa: E402
 from truth import render_specs  # noqa: E402
 
 from trackgrade.server import accounts  # noqa: E402
@@ -41,10 +41,7 @@ def make_key(data: Path, mode: str, credits: int) -> tuple[str, str]:
 
 
 def upload(served: Served, accepted: dict, data: bytes):
-    body, ctype = multipart({"file": ("a.wav", data)})
-    path = urlsplit(accepted["upload"]["url"]).path
-    return served("POST", path, raw=body, headers={
-        "Content-Type": ctype, "Authorization": f"Bearer {accepted['upload']['token']}"})
+    return upload_to(served.url, accepted, data, field_name="file", part_name="a.wav")
 
 
 @pytest.fixture(scope="module")
