@@ -98,6 +98,8 @@ class Rhythm:
     tempo_confidence: float         # 0..1
     tempo_salient: bool             # False when there is no pulse to speak of
     tempo_alternatives: tuple = ()  # tuple[TempoReading, ...], best first, at most 3
+    timing_spread_ms: float | None = None   # onsets' RMS offset from a straight grid (timing.py)
+    timed_onsets: int = 0           # how many onsets that spread rests on
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import numpy as np
 
 from trackgrade.engine.features import TEMPO_RELATIONS, Rhythm, TempoReading
 from trackgrade.engine.frames import Reduction, ShortFrames, segment_sums
+from trackgrade.engine.timing import onset_peak_times, timing_spread_ms
 
 BPM_MIN, BPM_MAX = 60.0, 200.0
 _LOOP_MAX_S = 12.0
@@ -618,8 +619,11 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     if not salient:
         regularity *= 0.5
     dance = danceability_dfa(on.energy_db, fps)
+    inner = onsets[(onsets > 0) & (onsets < len(env) - 1)]
+    spread, timed = timing_spread_ms(onset_peak_times(env, fps, on.t0, inner), env[inner], beats_s)
     return Rhythm(bpm=round(bpm, 2), regularity=round(regularity, 4), beat_times=beats_s,
                   onset_rate=round(onset_rate, 3), beat_strength=round(beat_strength, 4),
                   danceability=round(dance, 4), tempo_confidence=round(confidence, 4),
                   tempo_salient=salient,
-                  tempo_alternatives=tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s))
+                  tempo_alternatives=tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s),
+                  timing_spread_ms=None if spread is None else round(spread, 2), timed_onsets=timed)
