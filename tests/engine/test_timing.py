@@ -9,8 +9,8 @@ import pytest
 
 from trackgrade.engine.extract import extract
 from trackgrade.engine.features import DecodedAudio
-from trackgrade.engine.timing import (grid_positions, onset_peak_times, smooth_grid,
-                                      timing_spread_ms)
+from trackgrade.engine.timing import (grid_positions, minus_local_mean, onset_peak_times,
+                                      smooth_grid, timing_spread_ms)
 
 BPM = 120.0
 BEAT = 60.0 / BPM
@@ -68,6 +68,22 @@ def test_a_slow_tempo_drift_is_followed_not_counted():
     assert spread < 1.0
 
 
+def test_a_beat_tracker_lagging_a_drift_is_not_counted():
+    """Onsets exactly on a grid whose tempo moves, against beats that lag it by a
+    slowly changing amount (a tracker catching up): the lag is taken out."""
+    t, w = pattern(16)
+    lag = 0.02 * np.sin(np.arange(64) / 64 * np.pi)          # 0 -> 20 ms -> 0 over 16 bars
+    spread, _ = timing_spread_ms(t, w, beats(16) + lag)
+    assert spread < 2.0
+
+
+def test_minus_local_mean():
+    x = np.array([0.0, 1.0, 2.0, 10.0, 11.0])
+    v = np.array([1.0, 2.0, 3.0, 5.0, 7.0])
+    out = minus_local_mean(x, v, np.ones(5), 1.0)
+    assert np.allclose(out, [-0.5, 0.0, 0.5, -1.0, 1.0])
+
+
 def test_too_little_to_judge():
     t, w = pattern(1)
     assert timing_spread_ms(t[:3], w[:3], beats(1)) == (None, 0)
@@ -86,7 +102,8 @@ def test_grid_helpers():
 def clicks(times: np.ndarray, seconds: float, rate: int = 44100) -> DecodedAudio:
     """Short noise bursts (10 ms, decaying) at `times`, as decoded stereo audio."""
     x = np.zeros(int(seconds * rate), dtype=np.float32)
-    burst = (np.random.default_rng(3).standard_normal(441) * np.exp(-np.arange(441) / 80.0)).astype(np.float32)
+    decay = np.exp(-np.arange(441) / 80.0)
+    burst = (np.random.default_rng(3).standard_normal(441) * decay).astype(np.float32)
     for t in times:
         i = int(round(t * rate))
         x[i:i + 441] += 0.5 * burst[:len(x) - i]
