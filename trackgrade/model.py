@@ -201,6 +201,7 @@ class Extras:
     low_rolloff_hz: float | None = None
     electronic_fit: float | None = None
     electronic: bool = True                  # False: no electronic profile fits
+    timing_spread_ms: float | None = None    # onsets off the beat grid, when a pulse carries it
     loudness_spread_lu: float | None = None
     section_loudness_lufs: tuple = ()
 

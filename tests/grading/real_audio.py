@@ -2,7 +2,8 @@
 real-audio tests apply to them, in memory.
 
 `electronic_clips()` are the clips whose manifest genre names an electronic
-style and that last at least 8 s; `non_electronic_clips()` those annotated with
+style and that last at least 8 s, `electronic_loops()` those of 8 s or less;
+`non_electronic_clips()` those annotated with
 an acoustic genre (orchestra, trumpet, country, waltz, ragtime, folk...).
 One row per distinct clip (the manifest's `original` variant). Clips in
 formats the product refuses (Ogg Vorbis) are decoded here with soundfile, so
@@ -32,6 +33,7 @@ ELECTRONIC = re.compile(r"electronic|breakbeat|breaks|trance|techno|house|drum ?
 ACOUSTIC = re.compile(r"classical|jazz|country|waltz|ragtime|folk", re.I)
 MIN_SECONDS = 8.0          # electronic clips: long enough to judge a mix
 MIN_ACOUSTIC_SECONDS = 5.0  # the solo trumpet is 5.3 s
+MIN_DECODED_SECONDS = 2.0   # engine.decode.limits.MIN_DURATION_S: shorter clips are refused
 
 
 def _originals() -> list[dict]:
@@ -41,6 +43,14 @@ def _originals() -> list[dict]:
 def electronic_clips() -> list[str]:
     return [r["file"] for r in _originals()
             if ELECTRONIC.search(r["genre_truth"]) and float(r["duration_s"] or 0) >= MIN_SECONDS]
+
+
+def electronic_loops() -> list[str]:
+    """The clips with an electronic genre of 8 s or less that the product decodes
+    (2 s or more): loops, breaks, samples and short excerpts."""
+    return [r["file"] for r in _originals()
+            if ELECTRONIC.search(r["genre_truth"])
+            and MIN_DECODED_SECONDS <= float(r["duration_s"] or 0) <= MIN_SECONDS]
 
 
 def non_electronic_clips() -> list[str]:

@@ -84,3 +84,33 @@ def test_no_pulse_reads_as_ambient():
 def test_get_profile_returns_a_copy():
     get_profile("house")["bpm_range"][0] = 1
     assert GENRES["house"]["bpm_range"][0] != 1
+
+
+def test_grid_timing_from_sequenced_to_played():
+    from trackgrade.grading.genres import TIMING_GRID_MS, TIMING_MIN_ONSETS, TIMING_PLAYED_MS, grid_timing
+    n = TIMING_MIN_ONSETS
+    assert grid_timing(TIMING_GRID_MS, n) == 1.0 and grid_timing(TIMING_PLAYED_MS, n) == 0.0
+    assert 0.0 < grid_timing((TIMING_GRID_MS + TIMING_PLAYED_MS) / 2, n) < 1.0
+    # unknown: not measured, too few onsets, or no pulse to be on
+    assert grid_timing(None, n) == grid_timing(30.0, n - 1) == 1.0
+    assert grid_timing(30.0, n, tempo_salient=False) == 1.0
+
+
+def test_played_timing_makes_any_sound_not_electronic():
+    """A track that sounds like a house master but is played by hand (timing
+    spread past TIMING_PLAYED_MS) is not electronic; on the grid it is."""
+    from trackgrade.grading.genres import ELECTRONIC_MIN, TIMING_PLAYED_MS, electronic_fit
+    house = dict(bands=GENRES["house"]["ideal_bands"], tempo_salient=True, beat_strength=0.6,
+                 crest_db=9.0, duration_s=180.0, timed_onsets=200)
+    assert electronic_fit(**house, timing_spread_ms=3.0) >= 0.95
+    assert electronic_fit(**house, timing_spread_ms=TIMING_PLAYED_MS + 2) < ELECTRONIC_MIN
+
+
+def test_a_short_part_is_not_judged_as_a_mix():
+    """A 2.5 s bass sample: no band shape of a mix, no top, no pulse - a part,
+    not a mix, so it is not called non-electronic; the same sound for 60 s is."""
+    from trackgrade.grading.genres import ELECTRONIC_MIN, MIX_MIN_S, electronic_fit
+    bass_only = {b: 0.0 for b in BAND_NAMES} | {"sub_bass": 40.0, "bass": 60.0}
+    part = dict(bands=bass_only, tempo_salient=False, beat_strength=0.0, crest_db=22.0)
+    assert electronic_fit(**part, duration_s=MIX_MIN_S - 5.5) >= ELECTRONIC_MIN
+    assert electronic_fit(**part, duration_s=60.0) < ELECTRONIC_MIN

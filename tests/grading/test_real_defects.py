@@ -54,3 +54,11 @@ def test_clean_real_electronic_clip_is_not_called_non_electronic(clip):
     a = graded(clip, None)
     assert a.extras["electronic"], a.extras["electronic_fit"]
     assert not [i for i in a.feedback if i.category == "genre"]
+
+
+@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+def test_noise_never_raises_the_frequency_balance(clip):
+    """White noise fills an empty air band; the frequency pillar must not thank it."""
+    clean, noisy = graded(clip, None), graded(clip, "noise")
+    assert noisy.scores.frequency_balance <= clean.scores.frequency_balance, \
+        (clean.scores, noisy.scores)

@@ -124,3 +124,32 @@ def test_headline_blend_is_documented_weights():
     expected = 0.25 * 60 + 0.2 * 70 + 0.2 * 80 + 0.15 * 50 + 0.2 * 90
     assert S.headline(pillars, {}, danceable=True) == round(expected)
     assert S.headline(pillars, {"clipping": 12.0}, danceable=True) == round(expected - 12)
+
+
+def test_a_noise_floor_never_helps_the_frequency_balance():
+    """Hiss that fills an empty air band moves the measured bands toward the
+    ideal; the pillar scores the music without it (and the veil it adds)."""
+    ideal = HOUSE["ideal_bands"]
+    dull = {"sub_bass": 10.0, "bass": 30.0, "low_mid": 47.0, "mid": 10.0, "upper_mid": 2.5,
+            "high": 0.49, "air": 0.01}
+    noisy = S.without(dull, {"high": -0.25, "air": -0.8})        # the same music plus hiss
+    noise = {b: 0.0 for b in dull} | {"high": 0.25, "air": 0.8}
+    clean = S.frequency_balance(dull, ideal).score
+    assert S.frequency_balance(noisy, ideal).score > clean                  # what hiss did before
+    assert S.frequency_balance(noisy, ideal, 0.0, noise, 1.0).score < clean
+    assert S.frequency_balance(dull, ideal, 0.0, {b: 0.0 for b in dull}, 0.0).score == clean
+    # a band at least half noise counts as empty; the rest keeps its music
+    left = S.without({"high": 1.0, "air": 0.8, **{b: 10.0 for b in ("sub_bass", "bass", "low_mid",
+                                                                       "mid", "upper_mid")}},
+                     {"high": 0.2, "air": 0.5})
+    assert left["air"] == 0.0 and left["high"] > 0.0 and abs(sum(left.values()) - 100.0) < 1e-9
+
+
+def test_hiss_bands_follow_the_floor_and_its_steadiness():
+    f = make_features()
+    hiss = with_changes(f, noise_floor=NoiseFloor(floor_db=-20.0, steadiness_db=1.0))
+    music = with_changes(f, noise_floor=NoiseFloor(floor_db=-20.0, steadiness_db=20.0))
+    bands = S.hiss_bands(hiss)
+    assert bands["air"] > bands["high"] > bands["upper_mid"] > bands["sub_bass"] > 0
+    assert bands["air"] == pytest.approx(3 * bands["high"])         # 12 kHz against 4 kHz of it
+    assert all(v == 0 for v in S.hiss_bands(music).values())

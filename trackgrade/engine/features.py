@@ -15,6 +15,7 @@ BAND_NAMES = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
 # CONTRACT.md: band edges in Hz, lower edge inclusive.
 BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
                  (4000, 8000), (8000, 20000))
+NOISE_FLOOR_FROM_HZ = 5000.0     # the noise floor is the power above this (noise.py)
 SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
 # CONTRACT.md section 4: how a tempo alternative relates to the reported tempo
 # (alternative bpm = reported bpm x ratio).
@@ -83,7 +84,7 @@ class Spectrum:
 @dataclass(frozen=True)
 class NoiseFloor:
     """The high-frequency floor of the quietest moments (noise.measure_noise_floor)."""
-    floor_db: float                 # P5 of 5 kHz+ frame power re the mean total power, dB
+    floor_db: float                 # P5 of NOISE_FLOOR_FROM_HZ+ frame power re the mean total power, dB
     steadiness_db: float            # median - P5 of the 5 kHz+ frame power, dB (small = steady)
 
 

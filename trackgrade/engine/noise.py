@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from trackgrade.engine.features import NOISE_FLOOR_FROM_HZ as FLOOR_FROM_HZ
 from trackgrade.engine.features import NoiseFloor
 from trackgrade.engine.frames import ShortFrames, segment_sums
 from trackgrade.engine.structure import short_reductions
-
-FLOOR_FROM_HZ = 5000.0
 
 
 def measure_noise_floor(short: ShortFrames) -> NoiseFloor | None:

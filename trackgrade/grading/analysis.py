@@ -11,8 +11,8 @@ import numpy as np
 from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
-from trackgrade.grading.genres import (GENRES, LABELS, GenreGuess, band_similarity, detect_genre,
-                                       tempo_fit)
+from trackgrade.grading.genres import (GENRES, LABELS, TIMING_MIN_ONSETS, GenreGuess, band_similarity,
+                                       detect_genre, tempo_fit)
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
@@ -144,7 +144,9 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     caller's reference tracks (which win over `genre` for what they measure)."""
     guess = detect_genre(bpm=f.rhythm.bpm, bands=f.spectrum.bands_pct,
                          tempo_salient=f.rhythm.tempo_salient, beat_strength=f.rhythm.beat_strength,
-                         crest_db=f.dynamics.crest_factor_db, low_cut=S.low_cut_share(f))
+                         crest_db=f.dynamics.crest_factor_db, low_cut=S.low_cut_share(f),
+                         duration_s=f.duration_s, timing_spread_ms=f.rhythm.timing_spread_ms,
+                         timed_onsets=f.rhythm.timed_onsets)
     profile = profile_for(genre) if genre is not None else GENRES[guess.key]
     target = genre if genre is not None else guess.key
     if references:
@@ -152,13 +154,14 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     pillars = {"danceability": S.danceability(f, profile, guess.electronic),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
-                                                        S.low_cut_share(f)),
+                                                        S.low_cut_share(f), S.hiss_bands(f),
+                                                        S.hiss_share(f)),
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],
                                    electronic=guess.is_electronic)
     score = S.headline({k: p.score for k, p in pillars.items()}, penalties,
-                       danceable=profile["danceable"])
+                       danceable=profile["danceable"], electronic_fit=guess.electronic)
     return Judgement(guess, profile, pillars, penalties, score, target)
 
 
@@ -204,6 +207,9 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> Extras:
         "low_rolloff_hz": _num(f.spectrum.low_rolloff_hz, 0, 0.0, 1000.0),
         "electronic_fit": _num(j.guess.electronic, 2, 0.0, 1.0),
         "electronic": bool(j.guess.is_electronic),
+        "timing_spread_ms": (None if r.timing_spread_ms is None or not r.tempo_salient
+                             or r.timed_onsets < TIMING_MIN_ONSETS
+                             else _num(r.timing_spread_ms, 1, 0.0, 1000.0)),
         "loudness_spread_lu": _num(S.loudness_spread(f), 1, 0.0, 100.0),
         "section_loudness_lufs": tuple(_num(v, 1, -70.0, 10.0) for v in
                                        S.section_loudness(f, [(x.start, x.end) for x in sections])),

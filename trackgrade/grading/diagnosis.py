@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import limits as L
-from trackgrade.grading.genres import GENRES, band_distance_db
+from trackgrade.grading.genres import GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS, band_distance_db
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis, Diagnosis
 
@@ -338,8 +338,12 @@ def reference_text(a: Analysis) -> str:
 
 def not_electronic_text(a: Analysis) -> str:
     """The one sentence for music that no electronic profile fits."""
+    spread = a.extras.timing_spread_ms
+    played = (f" Its notes wander {spread:.0f} ms around the beat grid, as played music does "
+              f"(sequenced music sits within {TIMING_GRID_MS:.0f} ms)."
+              if spread is not None and spread >= TIMING_PLAYED_MS else "")
     return (f"This does not sound like electronic music (electronic fit "
-            f"{(a.extras.electronic_fit or 0.0):.2f}); the nearest family is {a.genre.name}, so the "
+            f"{(a.extras.electronic_fit or 0.0):.2f}).{played} The nearest family is {a.genre.name}, so the "
             f"scores judge it against {a.genre.name.lower()} and mean little for this style. "
             f"Choose a profile with --genre (or the API's genre field) or give reference tracks.")
 

@@ -61,6 +61,11 @@ LOW_ROLLOFF_CUT_HZ = 130.0
 # quietest 5 % of 46 ms frames against the mean power, and how steady it is.
 HISS_FLOOR_DB = (-30.0, -24.0)   # from no hiss to full hiss
 HISS_STEADY_DB = (8.0, 4.0)      # median - P5: music's top comes and goes, hiss stays
+# The frequency pillar scores the music's bands with the noise floor's estimate
+# taken out; a floor also veils the top end, counted as this many dB outside
+# the tolerances at a full hiss share (the estimate is ~1 dB low: the P5 of a
+# steady noise's frame power sits under its mean).
+HISS_BALANCE_DB = 4.0
 
 # Stereo
 PHASE_CORRELATION_LOW = 0.3

@@ -9,7 +9,7 @@ Headline (`hit_potential`, also the document's `score`)::
     blend = 0.25 mix_quality + 0.20 frequency_balance + 0.20 danceability
           + 0.15 energy + 0.20 structure     (for beatless families the danceability
                                               weight moves to mix and frequency balance)
-    score = blend - defect penalties  (clipping, out-of-phase channels,
+    score = blend x electronic_factor - defect penalties  (clipping, out-of-phase channels,
             missing low end, no pulse in a dance genre, a hiss floor,
             a master far too quiet, truncated file), clamped to 0-100.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_NAMES, Features
+from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, Features
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 
@@ -76,6 +76,13 @@ def bass_presence(f: Features, profile: dict) -> float:
     return share * (1.0 - 0.7 * low_cut_share(f))
 
 
+def electronic_factor(electronic_fit: float) -> float:
+    """0.5..1: how much of a dance-floor reading (danceability, the headline)
+    music keeps when no electronic profile fits it (electronic_fit under
+    genres.ELECTRONIC_MIN): 1 at the threshold, 0.5 at a fit of 0."""
+    return 0.5 + 0.5 * min(1.0, electronic_fit / ELECTRONIC_MIN)
+
+
 def danceability(f: Features, profile: dict, electronic_fit: float = 1.0) -> Pillar:
     """The six parts, weighted (DANCE_WEIGHTS); music that is not electronic
     (electronic_fit under genres.ELECTRONIC_MIN) keeps only part of it: no
@@ -95,8 +102,7 @@ def danceability(f: Features, profile: dict, electronic_fit: float = 1.0) -> Pil
                               * (1.0 if r.tempo_salient else 0.4)),
         "engine_dance": pct(ramp(r.danceability, 0.5, 2.8)),
     }
-    score = sum(DANCE_WEIGHTS[k] * v for k, v in parts.items())
-    score *= 0.5 + 0.5 * min(1.0, electronic_fit / ELECTRONIC_MIN)
+    score = sum(DANCE_WEIGHTS[k] * v for k, v in parts.items()) * electronic_factor(electronic_fit)
     return Pillar(int(round(score)), parts)
 
 
@@ -192,15 +198,54 @@ def band_excess_db(bands: dict, ideal: dict) -> np.ndarray:
     return np.maximum(np.abs(band_distance_db(bands, ideal)) - TOLERANCES, 0.0)
 
 
-def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0) -> Pillar:
+def hiss_bands(f: Features) -> dict:
+    """The band shares (%) a steady white noise floor adds, as far as the
+    grading believes there is one (`hiss_share`): the floor's 5 kHz+ power
+    (`noise_floor.floor_db`, against the mean power) spread evenly over the Hz
+    from 5 kHz to Nyquist, so a band holds its bandwidth's part of it."""
+    share = hiss_share(f)
+    if share <= 0.0 or f.noise_floor is None:
+        return {b: 0.0 for b in BAND_NAMES}
+    top = f.sample_rate / 2.0
+    per_hz = 100.0 * 10.0 ** (f.noise_floor.floor_db / 10.0) / max(top - NOISE_FLOOR_FROM_HZ, 1.0)
+    return {b: share * per_hz * max(min(hi, top) - lo, 0.0) for b, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ)}
+
+
+def without(bands: dict, added: dict) -> dict:
+    """`bands` (%) with `added` (%) taken out and the rest rescaled to 100. A
+    band where what is left is no louder than what was taken (0 dB or less
+    against the noise) counts as empty: its music cannot be measured under
+    the noise, and a 1 dB error in the noise's estimate would decide it."""
+    left = {}
+    for b in BAND_NAMES:
+        noise = added.get(b, 0.0)
+        rest = float(bands[b]) - noise
+        left[b] = 0.0 if noise > 0 and rest <= noise else max(rest, 0.0)
+    total = sum(left.values())
+    return {b: 100.0 * v / total for b, v in left.items()} if total > 0 else dict(bands)
+
+
+def _balance_score(bands: dict, ideal: dict, extra_db: float) -> int:
+    excess = float(band_excess_db(bands, ideal).sum()) + extra_db
+    return int(round(100.0 / (1.0 + (excess / 8.0) ** 2)))
+
+
+def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
+                      noise: dict | None = None, hiss: float = 0.0) -> Pillar:
     """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
     outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
     standard deviation of real music everywhere scores 100), plus up to 10 dB
     when a high-pass filter took the low end (`low_cut` 0..1). 90 at 2.7 dB,
-    50 at 8 dB, 20 at 16 dB."""
-    excess = float(band_excess_db(bands, ideal).sum()) + 10.0 * low_cut
+    50 at 8 dB, 20 at 16 dB. With a noise floor (`noise`: the band shares it
+    adds, `hiss_bands`; `hiss`: `hiss_share`) the score is the lower of the
+    measured bands' and the music's without the noise, plus
+    limits.HISS_BALANCE_DB x `hiss`: hiss that fills an empty band never helps."""
+    extra = 10.0 * low_cut + L.HISS_BALANCE_DB * hiss
+    score = _balance_score(bands, ideal, extra)
+    if noise and any(v > 0 for v in noise.values()):
+        score = min(score, _balance_score(without(bands, noise), ideal, extra))
     parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
-    return Pillar(int(round(100.0 / (1.0 + (excess / 8.0) ** 2))), parts)
+    return Pillar(score, parts)
 
 
 # ---------------------------------------------------------------- energy
@@ -302,11 +347,14 @@ def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar, *,
     return pens
 
 
-def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool) -> int:
+def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool,
+             electronic_fit: float = 1.0) -> int:
+    """The weighted blend of the pillars (scaled by `electronic_factor` for
+    music that is not electronic) minus the defect penalties, 0-100."""
     weights = dict(PILLAR_WEIGHTS)
     if not danceable:       # ambient: no dance floor to judge; mix and balance carry it
         shift = weights.pop("danceability")
         weights["mix_quality"] += shift / 2
         weights["frequency_balance"] += shift / 2
-    blend = sum(w * pillars[k] for k, w in weights.items())
+    blend = sum(w * pillars[k] for k, w in weights.items()) * electronic_factor(electronic_fit)
     return int(round(np.clip(blend - sum(penalties.values()), 0, 100)))
