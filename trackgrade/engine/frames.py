@@ -5,8 +5,9 @@ Two resolutions serve every spectral feature:
 * `short_stft`: the mono mix, ~93 ms Hann frames every ~23 ms (4096/1024 at
   44.1 kHz, scaled with the rate). Onsets, tempo, beats, structure, energy.
 * `long_spectrum`: ~1.5 s Hann frames (65536 at 44.1 kHz) with 50 % overlap,
-  the power summed over channels; the last frame is zero-padded so every
-  sample is analysed. Band balance, centroid and chroma; its
+  the power summed over channels, plus a zero-padded frame over the samples
+  after the last whole one (chroma reads every sample; band balance, like
+  Welch, only the whole frames). Band balance, centroid and chroma; its
   resolution (0.67 Hz) separates semitones down to the sub-bass.
 
 `short_reduced` computes the short STFT without keeping it: each chunk of
@@ -19,7 +20,7 @@ minutes). `segment_sums` and `bin_power` read either form.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -34,12 +35,21 @@ class Spectrogram:
     hop_s: float           # seconds between frame starts
     n_fft: int
     sample_rate: int
+    tail_frames: int = 0   # last rows: zero-padded frames over the samples after the whole ones
 
     @property
     def times(self) -> np.ndarray:
         """Centre time of each frame in seconds, shape (frames,)."""
         n = self.power.shape[0]
         return (np.arange(n) * self.hop_s + 0.5 * self.n_fft / self.sample_rate)
+
+    def whole_frames(self) -> "Spectrogram":
+        """This spectrogram without its zero-padded tail frames (a view): the
+        frames Welch's estimate averages."""
+        if not self.tail_frames:
+            return self
+        return replace(self, power=self.power[:self.power.shape[0] - self.tail_frames],
+                       tail_frames=0)
 
 
 @dataclass(frozen=True)
@@ -243,4 +253,5 @@ def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
             _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers,
                           cover_tail=True)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)
+    tail = power.shape[0] - _frame_count(samples.shape[0], n_fft, hop)
+    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate, tail_frames=tail)
