@@ -35,7 +35,8 @@ class Spectrogram:
     hop_s: float           # seconds between frame starts
     n_fft: int
     sample_rate: int
-    tail_frames: int = 0   # last rows: zero-padded frames over the samples after the whole ones
+    tail_share: float = 0.0   # > 0: the last row is a zero-padded frame over the samples
+                              # after the whole frames, this share of its window over them
 
     @property
     def times(self) -> np.ndarray:
@@ -44,12 +45,19 @@ class Spectrogram:
         return (np.arange(n) * self.hop_s + 0.5 * self.n_fft / self.sample_rate)
 
     def whole_frames(self) -> "Spectrogram":
-        """This spectrogram without its zero-padded tail frames (a view): the
+        """This spectrogram without its zero-padded tail frame (a view): the
         frames Welch's estimate averages."""
-        if not self.tail_frames:
+        if not self.tail_share:
             return self
-        return replace(self, power=self.power[:self.power.shape[0] - self.tail_frames],
-                       tail_frames=0)
+        return replace(self, power=self.power[:-1], tail_share=0.0)
+
+    def frame_weights(self) -> np.ndarray:
+        """(frames,) how much of a frame's worth of signal each frame holds:
+        1, and the tail frame's `tail_share`."""
+        weights = np.ones(self.power.shape[0])
+        if self.tail_share:
+            weights[-1] = self.tail_share
+        return weights
 
 
 @dataclass(frozen=True)
@@ -168,6 +176,16 @@ def _frame_count(length: int, n_fft: int, hop: int, cover_tail: bool = False) ->
     return whole + int(cover_tail and length > (whole - 1) * hop + n_fft)
 
 
+def _tail_share(length: int, n_fft: int, hop: int) -> float:
+    """Share of the Hann window of the zero-padded tail frame (see
+    `_frame_count`) that lies over samples; 0 when there is no tail frame."""
+    whole = _frame_count(length, n_fft, hop)
+    if _frame_count(length, n_fft, hop, cover_tail=True) == whole:
+        return 0.0
+    window = np.hanning(n_fft)
+    return float(window[:length - whole * hop].sum() / window.sum())
+
+
 def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int, *,
                   out: np.ndarray | None = None, workers: int = -1,
                   cover_tail: bool = False) -> np.ndarray:
@@ -253,5 +271,5 @@ def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
             _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers,
                           cover_tail=True)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    tail = power.shape[0] - _frame_count(samples.shape[0], n_fft, hop)
-    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate, tail_frames=tail)
+    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate,
+                       tail_share=_tail_share(samples.shape[0], n_fft, hop))

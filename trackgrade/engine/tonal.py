@@ -167,9 +167,11 @@ def _unit_max(x: np.ndarray) -> np.ndarray:
 
 
 def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
-    """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness."""
+    """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness.
+    Frames count alike, save a zero-padded tail frame, which counts for the
+    share of its window over samples."""
     chroma, _, tonalness = chroma_frames(spec)
-    return _unit_max(_unit_max(chroma).mean(axis=0)), tonalness
+    return _unit_max(spec.frame_weights() @ _unit_max(chroma)), tonalness
 
 
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
