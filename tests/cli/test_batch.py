@@ -269,6 +269,7 @@ def test_ranked_table_is_trimmed_to_the_terminal(width):
         assert "True peak 0.4 dBTP" in body[0]
     if width == 160:
         assert "track_29_with_a_rather_long_name" in body[0] and "F# minor 11A" in body[0]
+        assert "Drum & Bass" in body[0] and "drum_and_bass" not in body[0]   # people read names
     assert "BPM" in header and "grade" in header and "score" in header
 
 

@@ -1,6 +1,8 @@
 """`trackgrade analyze` loads only what it uses: no scipy (its FFT module is
 loaded on its own, the loudness filters are numpy), no server, no rich when
-printing JSON, no process pools. Checked on a real run with `-X importtime`."""
+printing JSON, no process pools, no HTTP client, no pydantic (Typer 0.29
+builds a pydantic adapter per option: pinned below it). Checked on a real
+run with `-X importtime`."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo.mp3"
 NEVER = ("scipy", "trackgrade.server", "rich", "multiprocessing", "concurrent.futures.process",
-         "trackgrade.cli.render", "trackgrade.report", "waitress", "flask", "click")
+         "trackgrade.cli.render", "trackgrade.report", "waitress", "flask", "click",
+         "pydantic", "http.client", "ssl", "trackgrade.client.api", "trackgrade.client.transport")
 
 
 def imported_by(*args: str) -> tuple[set[str], str]:

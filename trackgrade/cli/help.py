@@ -159,7 +159,7 @@ def is_number(param) -> bool:
         annotation = descriptor.annotation
         return annotation in (int, float)
     return getattr(getattr(param, "type", None), "name", "") in (
-        "integer", "integer range", "float", "float range")
+        "integer", "integer range", "int", "int range", "float", "float range")
 
 
 def value_name(param) -> str:

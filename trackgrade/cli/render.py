@@ -76,16 +76,24 @@ def key_text(analysis: Analysis) -> Text:
     return text
 
 
+def genre_display_name(key: str | None) -> str | None:
+    """A profile's display name ("Drum & Bass") for its machine key; an unknown
+    key as it is."""
+    if not key:
+        return None
+    from trackgrade.grading.genres import GENRES
+
+    profile = GENRES.get(key)
+    return profile["name"] if profile else key
+
+
 def subgenre_name(analysis: Analysis) -> str | None:
     """Display name of the closest label-layer profile, when the analysis names
     one that differs from the detected family."""
     key = analysis.extras.subgenre
     if not isinstance(key, str) or key == analysis.genre.detected:
         return None
-    from trackgrade.grading.genres import GENRES
-
-    profile = GENRES.get(key)
-    return profile["name"] if profile else None
+    return genre_display_name(key)
 
 
 def header_panel(analysis: Analysis) -> Panel:
@@ -366,7 +374,7 @@ MIN_WARNING, MIN_FILE, MAX_FILE = 24, 12, 40
 def ranked_cells(rank: int, row: dict) -> dict[str, str]:
     camelot = f" {row['camelot']}" if row["camelot"] else ""
     return {"#": str(rank), "file": row["file"], "score": str(row["score"]),
-            "grade": row["grade"], "genre": row["genre"] or "-",
+            "grade": row["grade"], "genre": genre_display_name(row["genre"]) or "-",
             "BPM": f"{row['bpm']:.1f}" if row["bpm"] is not None else "-",
             "key": (row["key"] or "-") + camelot,
             "LUFS": f"{row['loudness_lufs']:.1f}" if row["loudness_lufs"] is not None else "-",

@@ -18,16 +18,35 @@ are in `trackgrade.client.retry`; the transport seam in
 
 from __future__ import annotations
 
-from trackgrade.client.api import APIObject, Analyses, Client
-from trackgrade.client.errors import (STATUS_ERRORS, APIConnectionError, APIError,
-                                      AuthenticationError, ConflictError,
-                                      InsufficientCreditsError, InvalidRequestError,
-                                      NotFoundError, PermissionDeniedError, RateLimitError,
-                                      ServerError, ServiceUnavailableError, WaitTimeoutError,
-                                      error_class)
-from trackgrade.client.retry import Pacer, RetryPolicy, is_retryable
-from trackgrade.client.transport import (HTTPTransport, Request, Response, Transport,
-                                         WSGITransport)
+import importlib
+
+# Names resolve on first use (PEP 562), so `trackgrade.client.errors` alone,
+# which the command line's error boundary needs, loads without the HTTP
+# machinery (http.client, ssl) that only remote commands use.
+_HOMES = {
+    "api": ("APIObject", "Analyses", "Client"),
+    "errors": ("STATUS_ERRORS", "APIConnectionError", "APIError", "AuthenticationError",
+               "ConflictError", "InsufficientCreditsError", "InvalidRequestError",
+               "NotFoundError", "PermissionDeniedError", "RateLimitError", "ServerError",
+               "ServiceUnavailableError", "WaitTimeoutError", "error_class"),
+    "retry": ("Pacer", "RetryPolicy", "is_retryable"),
+    "transport": ("HTTPTransport", "Request", "Response", "Transport", "WSGITransport"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_MODULE_OF))
+
 
 __version__ = "0.1.0"
 
