@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from metrics import key_relation, key_weighted, parse_key, tempo_acc1, tempo_acc2  # noqa: E402
 
+from trackgrade.keys import TONICS  # noqa: E402
+
 ELECTRONIC_WORDS = ("electronic", "breakbeat", "trance", "drum", "breaks", "electronica", "house",
                     "techno", "808")
 
@@ -141,6 +143,22 @@ def real_rows() -> list[dict]:
     return rows
 
 
+def key_table(rows: list[dict], tools) -> str:
+    """One line per clip with a key annotation: the truth, then each tool's
+    reading and how it relates to the truth (same, fifth, fourth, relative...)."""
+    lines = []
+    for r in rows:
+        if not r["key_ref"]:
+            continue
+        cells = []
+        for tool in tools:
+            tonic, mode = r[tool]["tonic"], r[tool]["mode"]
+            reading = "none" if tonic is None else f"{TONICS[tonic]} {mode}"
+            cells.append(f"{reading} ({key_relation(tonic, mode, r['key_ref'])})")
+        lines.append(f"{r['name'][:56]:56s} {r['key_ref']:8s} " + " | ".join(cells))
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-peers", action="store_true")
@@ -156,6 +174,8 @@ def main() -> None:
         if set_name == "real_clips":
             electronic = [r for r in rows if r["electronic"]]
             report["real_electronic"] = {tool: _score(electronic, tool) for tool in tools}
+            print("key per clip: truth, then " + " | ".join(tools))
+            print(key_table(rows, tools))
         if args.verbose:
             for r in rows:
                 print(r["name"][:50].ljust(50), r["bpm_refs"], r["key_ref"],

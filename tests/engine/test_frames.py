@@ -56,3 +56,27 @@ def test_long_spectrum_with_a_worker_thread_is_bit_identical():
     with ThreadPoolExecutor(1) as pool:
         threaded = long_spectrum(samples, 44100, executor=pool)
     np.testing.assert_array_equal(serial.power, threaded.power)
+
+
+@pytest.mark.parametrize("seconds,whole,tail", [(2.0, 1, 1), (0.5, 1, 0), (65536 * 3 / 44100, 5, 0),
+                                                (65536 * 3 / 44100 + 0.01, 5, 1)])
+def test_long_spectrum_covers_the_last_samples_with_one_padded_frame(seconds, whole, tail):
+    # A 2 s clip has one whole 1.49 s frame; its last 0.5 s gets a zero-padded
+    # frame of its own, which holds exactly the tail's spectrum.
+    rate = 44100
+    n = int(round(seconds * rate))
+    t = np.arange(n) / rate
+    x = np.where(t >= whole * 32768 / rate, np.sin(2 * np.pi * 440.0 * t), 0.0).astype(np.float32)
+    spec = long_spectrum(x[:, None], rate)
+    assert spec.power.shape[0] == whole + tail
+    assert spec.whole_frames().power.shape[0] == whole
+    assert (spec.tail_share > 0) == bool(tail)
+    if tail:
+        start = whole * 32768
+        frame = np.zeros(65536, np.float32)
+        frame[:n - start] = x[start:]
+        expected = np.abs(np.fft.rfft(frame * np.hanning(65536).astype(np.float32))) ** 2
+        np.testing.assert_allclose(spec.power[-1], expected, rtol=1e-3, atol=1e-3 * expected.max())
+        window = np.hanning(65536)
+        assert spec.frame_weights()[-1] == pytest.approx(window[:n - start].sum() / window.sum())
+    assert np.all(spec.frame_weights()[:whole] == 1.0)

@@ -215,3 +215,16 @@ def test_key_alternatives_are_the_next_best_keys_below_the_reading(rendered):
             assert 0.0 <= alt.confidence <= key.confidence
             seen.add((alt.tonic, alt.scale))
         assert key.alternatives[0].confidence >= key.alternatives[1].confidence
+
+
+def test_a_short_clip_is_read_to_its_last_sample():
+    # 2 s: 1.5 s of a D major chord, then 0.5 s of a C major chord. The one
+    # whole 1.49 s frame holds no C; the zero-padded tail frame brings it in.
+    sr = 44100
+    d_major = tones([midi_hz(n) for n in (62, 66, 69)], sr=sr, seconds=1.5)
+    c_major = tones([midi_hz(n) for n in (60, 64, 67)], sr=sr, seconds=0.5)
+    head = tonality_of(d_major, sr)
+    whole = tonality_of(np.concatenate([d_major, c_major]), sr)
+    c = PITCH_CLASSES.index("C")
+    assert head.chroma[c] < 0.01
+    assert whole.chroma[c] > 0.05

@@ -5,7 +5,9 @@ Two resolutions serve every spectral feature:
 * `short_stft`: the mono mix, ~93 ms Hann frames every ~23 ms (4096/1024 at
   44.1 kHz, scaled with the rate). Onsets, tempo, beats, structure, energy.
 * `long_spectrum`: ~1.5 s Hann frames (65536 at 44.1 kHz) with 50 % overlap,
-  the power summed over channels. Band balance, centroid and chroma; its
+  the power summed over channels, plus a zero-padded frame over the samples
+  after the last whole one (chroma reads every sample; band balance, like
+  Welch, only the whole frames). Band balance, centroid and chroma; its
   resolution (0.67 Hz) separates semitones down to the sub-bass.
 
 `short_reduced` computes the short STFT without keeping it: each chunk of
@@ -18,7 +20,7 @@ minutes). `segment_sums` and `bin_power` read either form.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -33,12 +35,29 @@ class Spectrogram:
     hop_s: float           # seconds between frame starts
     n_fft: int
     sample_rate: int
+    tail_share: float = 0.0   # > 0: the last row is a zero-padded frame over the samples
+                              # after the whole frames, this share of its window over them
 
     @property
     def times(self) -> np.ndarray:
         """Centre time of each frame in seconds, shape (frames,)."""
         n = self.power.shape[0]
         return (np.arange(n) * self.hop_s + 0.5 * self.n_fft / self.sample_rate)
+
+    def whole_frames(self) -> "Spectrogram":
+        """This spectrogram without its zero-padded tail frame (a view): the
+        frames Welch's estimate averages."""
+        if not self.tail_share:
+            return self
+        return replace(self, power=self.power[:-1], tail_share=0.0)
+
+    def frame_weights(self) -> np.ndarray:
+        """(frames,) how much of a frame's worth of signal each frame holds:
+        1, and the tail frame's `tail_share`."""
+        weights = np.ones(self.power.shape[0])
+        if self.tail_share:
+            weights[-1] = self.tail_share
+        return weights
 
 
 @dataclass(frozen=True)
@@ -114,12 +133,14 @@ def mono_mix(samples: np.ndarray, *, invert_second: bool = False) -> np.ndarray:
     return mono
 
 
-def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int):
+def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
+                  cover_tail: bool = False):
     """Yield (first frame, (m, n_fft//2+1) float32 power) for consecutive chunks
-    of Hann frames of a 1-D signal (zero-padded so one frame exists). The
-    power block is one reused buffer, valid until the next chunk; the frames
-    are windowed into a preallocated buffer that the FFT overwrites, so
-    nothing of the signal's size is allocated."""
+    of Hann frames of a 1-D signal (zero-padded so one frame exists). With
+    `cover_tail`, samples left after the last whole frame get one more frame,
+    zero-padded (see `_frame_count`). The power block is one reused buffer,
+    valid until the next chunk; the frames are windowed into a preallocated
+    buffer that the FFT overwrites, so nothing of the signal's size is allocated."""
     if x.shape[0] < n_fft:
         x = np.pad(x, (0, n_fft - x.shape[0]))
     frames = sliding_window_view(x, n_fft)[::hop]
@@ -127,29 +148,57 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int)
     window = np.hanning(n_fft).astype(np.float32)
     buf = np.empty((min(chunk, n), n_fft), dtype=np.float32)
     power = np.empty((min(chunk, n), n_fft // 2 + 1), dtype=np.float32)
-    for i in range(0, n, chunk):
-        m = min(chunk, n - i)
-        np.multiply(frames[i:i + m], window, out=buf[:m])
+
+    def transform(m: int) -> np.ndarray:
         spec = rfft_rows(buf[:m], workers=workers)
         np.square(spec.real, out=power[:m])
         power[:m] += np.square(spec.imag)
-        yield i, power[:m]
+        return power[:m]
+
+    for i in range(0, n, chunk):
+        m = min(chunk, n - i)
+        np.multiply(frames[i:i + m], window, out=buf[:m])
+        yield i, transform(m)
+    if cover_tail and _frame_count(x.shape[0], n_fft, hop, cover_tail=True) > n:
+        rest = x[n * hop:]
+        buf[0, :rest.shape[0]] = rest
+        buf[0, rest.shape[0]:] = 0.0
+        buf[0] *= window
+        yield n, transform(1)
 
 
-def _frame_count(length: int, n_fft: int, hop: int) -> int:
-    return (max(length, n_fft) - n_fft) // hop + 1
+def _frame_count(length: int, n_fft: int, hop: int, cover_tail: bool = False) -> int:
+    """Frames of a signal of `length` samples: every whole frame (at least one,
+    zero-padded); with `cover_tail` one more when samples are left after the
+    last whole frame, so every sample is analysed (a 2 s clip keeps its last
+    0.5 s in the 1.5 s frames of `long_spectrum`)."""
+    whole = (max(length, n_fft) - n_fft) // hop + 1
+    return whole + int(cover_tail and length > (whole - 1) * hop + n_fft)
+
+
+def _tail_share(length: int, n_fft: int, hop: int) -> float:
+    """Share of the Hann window of the zero-padded tail frame (see
+    `_frame_count`) that lies over samples; 0 when there is no tail frame."""
+    whole = _frame_count(length, n_fft, hop)
+    if _frame_count(length, n_fft, hop, cover_tail=True) == whole:
+        return 0.0
+    window = np.hanning(n_fft)
+    return float(window[:length - whole * hop].sum() / window.sum())
 
 
 def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int, *,
-                  out: np.ndarray | None = None, workers: int = -1) -> np.ndarray:
+                  out: np.ndarray | None = None, workers: int = -1,
+                  cover_tail: bool = False) -> np.ndarray:
     """Power spectra of Hann frames of a 1-D float32 signal, (frames, n_fft//2+1),
     added into `out` when given."""
+    chunks = _power_chunks(x, n_fft, hop, chunk, workers, cover_tail)
     if out is None:
-        out = np.empty((_frame_count(x.shape[0], n_fft, hop), n_fft // 2 + 1), dtype=np.float32)
-        for i, power in _power_chunks(x, n_fft, hop, chunk, workers):
+        out = np.empty((_frame_count(x.shape[0], n_fft, hop, cover_tail), n_fft // 2 + 1),
+                       dtype=np.float32)
+        for i, power in chunks:
             out[i:i + power.shape[0]] = power
     else:
-        for i, power in _power_chunks(x, n_fft, hop, chunk, workers):
+        for i, power in chunks:
             out[i:i + power.shape[0]] += power
     return out
 
@@ -202,20 +251,25 @@ def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpec
 
 def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
                   workers: int = -1) -> Spectrogram:
-    """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels.
+    """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels;
+    samples after the last whole frame get one more, zero-padded frame.
     With `executor` (a concurrent.futures executor) the channels after the
     first are transformed there while the calling thread does the first;
     without one, `workers` FFT threads share each transform (-1: all cores)."""
     n_fft = _pow2_for(1.486, sample_rate)
     hop = n_fft // 2
     # the frames are read straight from the strided channel columns (no copies)
-    later = [executor.submit(_framed_power, samples[:, ch], n_fft, hop, 16, workers=1)
+    later = [executor.submit(_framed_power, samples[:, ch], n_fft, hop, 16, workers=1,
+                             cover_tail=True)
              for ch in range(1, samples.shape[1])] if executor is not None else []
-    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else workers)
+    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else workers,
+                          cover_tail=True)
     for ch in range(1, samples.shape[1]):
         if later:
             power += later[ch - 1].result()
         else:
-            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers)
+            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers,
+                          cover_tail=True)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)
+    return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate,
+                       tail_share=_tail_share(samples.shape[0], n_fft, hop))

@@ -128,6 +128,7 @@ def band_energy_over_time(spec: Spectrogram) -> np.ndarray:
 
 def measure_spectrum(spec: Spectrogram) -> Spectrum:
     """Band balance and centroid of the long-term spectrum, plus bands over time."""
+    spec = spec.whole_frames()
     mean_power = long_term_power(spec)
     return Spectrum(bands_pct=band_balance(mean_power, spec.freqs),
                     centroid_hz=spectral_centroid(mean_power, spec.freqs),

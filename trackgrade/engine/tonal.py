@@ -7,7 +7,8 @@ steps, and also credited (with decaying weight) to the pitches of which it
 could be the 2nd..4th harmonic. The reference tuning is the circular mean of
 the peaks' deviations from equal temperament; the fine profile is folded to
 12 pitch classes with a cosine window around the tuned semitone centres.
-Frames are normalised to unit maximum and averaged.
+Frames are normalised to unit maximum and averaged; the zero-padded frame over
+a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of that chroma with the 24 rotations of a major and a minor
 profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the best
@@ -167,9 +168,11 @@ def _unit_max(x: np.ndarray) -> np.ndarray:
 
 
 def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
-    """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness."""
+    """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness.
+    Frames count alike, save a zero-padded tail frame, which counts for the
+    share of its window over samples."""
     chroma, _, tonalness = chroma_frames(spec)
-    return _unit_max(_unit_max(chroma).mean(axis=0)), tonalness
+    return _unit_max(spec.frame_weights() @ _unit_max(chroma)), tonalness
 
 
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
