@@ -66,4 +66,4 @@ def test_an_electronic_loop_is_not_told_it_is_not_electronic(clip):
 
 
 def test_the_loops_are_there():
-    assert len(LOOPS) >= 15, LOOPS
+    assert len(LOOPS) >= 17, LOOPS
