@@ -67,3 +67,32 @@ def test_an_electronic_loop_is_not_told_it_is_not_electronic(clip):
 
 def test_the_loops_are_there():
     assert len(LOOPS) >= 17, LOOPS
+
+
+def test_a_chosen_profile_is_trusted(analyses):
+    """The caller said what the music is: the not-electronic reading still shows
+    (the warning names the nearest family) but no longer scales or penalises
+    the scores, and the warning says which profile the scores used."""
+    clip = next(c for c, a in analyses.items() if not a.extras["electronic"])
+    chosen = build_analysis(features(clip), file_name="x.wav", mastering_status="master",
+                            genre="downtempo")
+    auto = analyses[clip]
+    assert chosen.genre.target == "downtempo" and not chosen.extras["electronic"]
+    assert "not_electronic" not in chosen.extras["headline_penalties"]
+    warn = next(i for i in chosen.feedback if i.category == "genre")
+    assert "the downtempo ideal, as asked" in warn.text and "--genre" not in warn.text
+    same = build_analysis(features(clip), file_name="x.wav", mastering_status="master",
+                          genre=auto.genre.detected)
+    assert same.score > auto.score       # same profile, only the not-electronic scaling gone
+
+
+@pytest.mark.parametrize("clip", electronic_clips(), ids=lambda c: c.rsplit("/", 1)[-1])
+def test_a_low_cut_named_when_it_makes_music_read_as_not_electronic(clip):
+    """A high-pass on an electronic track can take it under the electronic fit;
+    the genre warning then says the missing low end is part of that reading."""
+    a = build_analysis(features(clip, "low_cut"), file_name="x.wav", mastering_status="master")
+    assert a.extras["low_rolloff_hz"] >= 130                  # the cut is seen
+    warns = [i.text for i in a.feedback if i.category == "genre"]
+    assert bool(warns) == (not a.extras["electronic"])
+    if warns:
+        assert "missing low end" in warns[0] and "high-pass" in warns[0]

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
-from trackgrade.grading.diagnosis import band_db, target_name
+from trackgrade.grading.wording import band_db, target_name
 from trackgrade.grading.grade import GRADE_TABLE
 from trackgrade.grading.limits import BAND_TOLERANCE_DB, SUGGEST_BEYOND, TRUE_PEAK_MAX_DBTP
 from trackgrade.model import Analysis

@@ -151,7 +151,11 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     target = genre if genre is not None else guess.key
     if references:
         profile, target = reference_profile(profile, references), REFERENCE
-    pillars = {"danceability": S.danceability(f, profile, guess.electronic),
+    # The caller said what the music is (a genre or references): the
+    # not-electronic reading then neither scales nor penalises the scores.
+    chosen = genre is not None or bool(references)
+    fit = 1.0 if chosen else guess.electronic
+    pillars = {"danceability": S.danceability(f, profile, fit),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
                                                         S.low_cut_share(f), S.hiss_bands(f),
@@ -159,9 +163,9 @@ def judge(f: Features, status: str, *, genre: str | None = None,
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],
-                                   electronic=guess.is_electronic)
+                                   electronic=chosen or guess.is_electronic)
     score = S.headline({k: p.score for k, p in pillars.items()}, penalties,
-                       danceable=profile["danceable"], electronic_fit=guess.electronic)
+                       danceable=profile["danceable"], electronic_fit=fit)
     return Judgement(guess, profile, pillars, penalties, score, target)
 
 

@@ -9,24 +9,15 @@ says what streaming platforms will do to the loudness and gives fixes.
 
 from __future__ import annotations
 
-from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import limits as L
-from trackgrade.grading.genres import GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS, band_distance_db
-from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.grading.genres import GENRES
+from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
+                                        not_electronic_text, profile_name, target_name, targets)
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
                 "frequency_balance": "frequency balance", "energy": "energy", "structure": "structure"}
-
-
-def a_an(phrase: str) -> str:
-    """The phrase with its indefinite article: "a house", "an ambient"."""
-    return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
-
-
-def clock(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 60}:{s % 60:02d}"
 
 
 def _pillars(a: Analysis) -> dict[str, int]:
@@ -35,78 +26,12 @@ def _pillars(a: Analysis) -> dict[str, int]:
             "frequency_balance": s.frequency_balance, "energy": s.energy, "structure": s.structure}
 
 
+
 def _key_text(a: Analysis) -> str:
     if a.key is None:
         return "no clear key (atonal or drums only)"
     return f"{a.key.key} {a.key.scale} ({a.key.camelot})"
 
-
-def band_db(a: Analysis) -> dict[str, float]:
-    """Each band's level against the target's, dB (the one band unit everywhere)."""
-    m = {b: getattr(a.frequency.bands, b) for b in BAND_NAMES}
-    i = {b: getattr(a.frequency.ideal, b) for b in BAND_NAMES}
-    return {b: round(float(v), 1) + 0.0 for b, v in zip(BAND_NAMES, band_distance_db(m, i))}
-
-
-def band_advice(a: Analysis) -> list[tuple[str, float, float, str]]:
-    """(band, dB against the target, suggested change in dB, "warn"|"tip") for
-    every band well outside its tolerance, worst first. The change brings the
-    band back inside the tolerance; sign: + boost, - cut."""
-    out = []
-    for b, d in band_db(a).items():
-        tol = BAND_TOLERANCE_DB[b]
-        if abs(d) < L.SUGGEST_BEYOND * tol:
-            continue
-        change = -(d - tol) if d > 0 else (-d - tol)
-        out.append((b, d, round(change), "warn" if abs(d) >= L.WARN_BEYOND * tol else "tip"))
-    return sorted(out, key=lambda x: -abs(x[1]) / BAND_TOLERANCE_DB[x[0]])
-
-
-def near_misses(a: Analysis) -> list[tuple[str, float]]:
-    """Bands outside their tolerance but not far enough to suggest EQ."""
-    return [(b, d) for b, d in band_db(a).items()
-            if BAND_TOLERANCE_DB[b] < abs(d) < L.SUGGEST_BEYOND * BAND_TOLERANCE_DB[b]]
-
-
-def balance_ok_text(a: Analysis) -> str:
-    """The sentence for a balance that needs no EQ (naming any band just outside its spread)."""
-    near = near_misses(a)
-    if not near:
-        return f"Every band sits within the normal spread of {target_name(a)}"
-    listed = " and ".join(f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d in near)
-    return (f"No band is far enough from {target_name(a)} to need EQ ({listed} sit"
-            f"{'s' if len(near) == 1 else ''} just outside the normal spread)")
-
-
-def target_name(a: Analysis) -> str:
-    """What the bands and levels are compared with: "the house ideal", "your references"."""
-    refs = a.extras.references or []
-    if refs:
-        return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
-    return f"the {(a.extras.target_name or a.genre.name).lower()} ideal"
-
-
-def profile_name(a: Analysis) -> str:
-    """The name of the profile the scores used (lower case): "house", "deep house"."""
-    return (a.extras.target_name or a.genre.name).lower()
-
-
-def as_target(a: Analysis, kind: str) -> str:
-    """"a house master", "your references" (for a loudness comparison)."""
-    if a.extras.references:
-        return "your references"
-    return a_an(f"{profile_name(a)} {kind}")
-
-
-def _targets(a: Analysis) -> dict:
-    t = a.extras.targets
-    if t:
-        return t
-    g = GENRES[a.genre.detected]
-    return {"loudness_lufs": g["loudness_lufs"][a.mastering_status],
-            "true_peak_max_dbtp": L.TRUE_PEAK_MAX_DBTP[a.mastering_status],
-            "crest_db": g["crest_db"], "lra_lu": g["lra_lu"], "bpm_range": g["bpm_range"],
-            "structure": g["structure"]}
 
 
 # ---------------------------------------------------------------- template (pending)
@@ -142,7 +67,7 @@ def _low_cut_text(a: Analysis) -> str:
 
 
 def loudness_verdict(a: Analysis) -> str:
-    t = _targets(a)
+    t = targets(a)
     lo, hi = t["loudness_lufs"]
     lufs = a.mix.loudness_lufs
     kind = "master" if a.mastering_status == "master" else "pre-master"
@@ -155,7 +80,7 @@ def loudness_verdict(a: Analysis) -> str:
 
 def mix_sentence(a: Analysis) -> str:
     m = a.mix
-    t = _targets(a)
+    t = targets(a)
     peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
             + (f", over the {t['true_peak_max_dbtp']:g} dBTP ceiling" if m.peak_dbfs > t["true_peak_max_dbtp"]
                else ""))
@@ -268,20 +193,20 @@ def _streaming_text(a: Analysis) -> str:
         text = (f"Streaming: at {lufs:.1f} LUFS it plays about as loud as the {norm:g} LUFS that "
                 f"{same} normalise to" + "".join(f" ({name} turns it down {lufs - level:.1f} dB to "
                                                  f"{level:g} LUFS)" for name, level in others) + ".")
-    lo, hi = _targets(a)["loudness_lufs"]
+    lo, hi = targets(a)["loudness_lufs"]
     if a.mastering_status == "master":
         like = "your references" if a.extras.references else f"{profile_name(a)} masters"
         text += (f" The target for {like} is {lo:g} to {hi:g} LUFS integrated; for DJ use that "
                  f"matters more than streaming.")
     else:
         text += (f" As a pre-master it should keep its headroom: leave the loudness to the mastering "
-                 f"stage ({lo:g} to {hi:g} LUFS, peaks below {_targets(a)['true_peak_max_dbtp']:g} dBTP, "
+                 f"stage ({lo:g} to {hi:g} LUFS, peaks below {targets(a)['true_peak_max_dbtp']:g} dBTP, "
                  f"ideally {L.PRE_MASTER_IDEAL_PEAK_DBTP:g}).")
     return text
 
 
 def _mix_fixes(a: Analysis) -> list[str]:
-    m, t = a.mix, _targets(a)
+    m, t = a.mix, targets(a)
     fixes = []
     lo, hi = t["loudness_lufs"]
     if m.clipping_pct >= 0.001:
@@ -318,7 +243,7 @@ def _mix_fixes(a: Analysis) -> list[str]:
 
 def reference_text(a: Analysis) -> str:
     """Loudness, loudness range and width against the references (empty without them)."""
-    refs, t = a.extras.references, _targets(a)
+    refs, t = a.extras.references, targets(a)
     if not refs:
         return ""
     lo, hi = t["loudness_lufs"]
@@ -334,18 +259,6 @@ def reference_text(a: Analysis) -> str:
     bands = (" The biggest band differences: " + " and ".join(
         f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d, _, _ in worst) + "." if worst else "")
     return f"Against {target_name(a)}: " + "; ".join(parts) + "." + bands
-
-
-def not_electronic_text(a: Analysis) -> str:
-    """The one sentence for music that no electronic profile fits."""
-    spread = a.extras.timing_spread_ms
-    played = (f" Its notes wander {spread:.0f} ms around the beat grid, as played music does "
-              f"(sequenced music sits within {TIMING_GRID_MS:.0f} ms)."
-              if spread is not None and spread >= TIMING_PLAYED_MS else "")
-    return (f"This does not sound like electronic music (electronic fit "
-            f"{(a.extras.electronic_fit or 0.0):.2f}).{played} The nearest family is {a.genre.name}, so the "
-            f"scores judge it against {a.genre.name.lower()} and mean little for this style. "
-            f"Choose a profile with --genre (or the API's genre field) or give reference tracks.")
 
 
 def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
@@ -371,7 +284,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     mix = (mix_sentence(a) + " " + _streaming_text(a)
            + (" Fixes: " + "; ".join(fixes) + "." if fixes else " Nothing in the mix needs fixing."))
     b = a.danceability.breakdown
-    t = _targets(a)
+    t = targets(a)
     lo, hi = t["bpm_range"]
     tempo_note = (f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {profile_name(a)}"
                   if lo <= a.tempo.bpm <= hi or lo <= a.tempo.bpm * 2 <= hi

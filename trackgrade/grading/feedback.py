@@ -9,8 +9,8 @@ rhythm, structure, key, genre, file.
 from __future__ import annotations
 
 from trackgrade.grading import limits as L
-from trackgrade.grading.diagnosis import (_targets, as_target, balance_ok_text, band_advice, clock,
-                                          not_electronic_text, profile_name, target_name)
+from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
+                                        not_electronic_text, profile_name, target_name, targets)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
@@ -37,7 +37,7 @@ def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    t = _targets(a)
+    t = targets(a)
     lo, hi = t["loudness_lufs"]
     lufs = a.mix.loudness_lufs
     norm = L.STREAMING_REFERENCE_LUFS
@@ -71,7 +71,7 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    m, t = a.mix, _targets(a)
+    m, t = a.mix, targets(a)
     ceiling = t["true_peak_max_dbtp"]
     out = []
     if m.clipping_pct >= 0.001:
@@ -99,7 +99,7 @@ def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    m, t = a.mix, _targets(a)
+    m, t = a.mix, targets(a)
     clo, chi = t["crest_db"]
     llo, lhi = t["lra_lu"]
     out = []
@@ -186,7 +186,7 @@ def _genre_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     b = a.danceability.breakdown
-    t = _targets(a)
+    t = targets(a)
     lo, hi = t["bpm_range"]
     out = []
     if not a.extras.tempo_salient:

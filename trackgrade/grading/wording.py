@@ -1,0 +1,112 @@
+"""The vocabulary every sentence shares: what a track is compared with (the
+genre ideal, the caller's profile, reference tracks), bands in dB against it,
+the EQ each band needs, and the genre warning. Pure functions of an
+`Analysis`; the diagnosis (diagnosis.py), the feedback (feedback.py) and the
+terminal (cli/render.py) all speak through them, so a number reads the same
+everywhere.
+"""
+
+from __future__ import annotations
+
+from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading import limits as L
+from trackgrade.grading.genres import GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS, band_distance_db
+from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.model import Analysis
+
+
+def a_an(phrase: str) -> str:
+    """The phrase with its indefinite article: "a house", "an ambient"."""
+    return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
+
+
+def clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def band_db(a: Analysis) -> dict[str, float]:
+    """Each band's level against the target's, dB (the one band unit everywhere)."""
+    m = {b: getattr(a.frequency.bands, b) for b in BAND_NAMES}
+    i = {b: getattr(a.frequency.ideal, b) for b in BAND_NAMES}
+    return {b: round(float(v), 1) + 0.0 for b, v in zip(BAND_NAMES, band_distance_db(m, i))}
+
+
+def band_advice(a: Analysis) -> list[tuple[str, float, float, str]]:
+    """(band, dB against the target, suggested change in dB, "warn"|"tip") for
+    every band well outside its tolerance, worst first. The change brings the
+    band back inside the tolerance; sign: + boost, - cut."""
+    out = []
+    for b, d in band_db(a).items():
+        tol = BAND_TOLERANCE_DB[b]
+        if abs(d) < L.SUGGEST_BEYOND * tol:
+            continue
+        change = -(d - tol) if d > 0 else (-d - tol)
+        out.append((b, d, round(change), "warn" if abs(d) >= L.WARN_BEYOND * tol else "tip"))
+    return sorted(out, key=lambda x: -abs(x[1]) / BAND_TOLERANCE_DB[x[0]])
+
+
+def near_misses(a: Analysis) -> list[tuple[str, float]]:
+    """Bands outside their tolerance but not far enough to suggest EQ."""
+    return [(b, d) for b, d in band_db(a).items()
+            if BAND_TOLERANCE_DB[b] < abs(d) < L.SUGGEST_BEYOND * BAND_TOLERANCE_DB[b]]
+
+
+def balance_ok_text(a: Analysis) -> str:
+    """The sentence for a balance that needs no EQ (naming any band just outside its spread)."""
+    near = near_misses(a)
+    if not near:
+        return f"Every band sits within the normal spread of {target_name(a)}"
+    listed = " and ".join(f"{BAND_LABELS[b]} {d:+.1f} dB" for b, d in near)
+    return (f"No band is far enough from {target_name(a)} to need EQ ({listed} sit"
+            f"{'s' if len(near) == 1 else ''} just outside the normal spread)")
+
+
+def target_name(a: Analysis) -> str:
+    """What the bands and levels are compared with: "the house ideal", "your references"."""
+    refs = a.extras.references or []
+    if refs:
+        return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
+    return f"the {(a.extras.target_name or a.genre.name).lower()} ideal"
+
+
+def profile_name(a: Analysis) -> str:
+    """The name of the profile the scores used (lower case): "house", "deep house"."""
+    return (a.extras.target_name or a.genre.name).lower()
+
+
+def as_target(a: Analysis, kind: str) -> str:
+    """"a house master", "your references" (for a loudness comparison)."""
+    if a.extras.references:
+        return "your references"
+    return a_an(f"{profile_name(a)} {kind}")
+
+
+def targets(a: Analysis) -> dict:
+    t = a.extras.targets
+    if t:
+        return t
+    g = GENRES[a.genre.detected]
+    return {"loudness_lufs": g["loudness_lufs"][a.mastering_status],
+            "true_peak_max_dbtp": L.TRUE_PEAK_MAX_DBTP[a.mastering_status],
+            "crest_db": g["crest_db"], "lra_lu": g["lra_lu"], "bpm_range": g["bpm_range"],
+            "structure": g["structure"]}
+
+
+def not_electronic_text(a: Analysis) -> str:
+    """The one sentence for music that no electronic profile fits."""
+    spread = a.extras.timing_spread_ms
+    played = (f" Its notes wander {spread:.0f} ms around the beat grid, as played music does "
+              f"(sequenced music sits within {TIMING_GRID_MS:.0f} ms)."
+              if spread is not None and spread >= TIMING_PLAYED_MS else "")
+    hz = a.extras.low_rolloff_hz
+    low = (f" Part of that reading is the missing low end (it stops at about {hz:.0f} Hz): if this "
+           f"is electronic music with a high-pass on it, fix that first."
+           if hz is not None and hz >= L.LOW_ROLLOFF_CUT_HZ else "")
+    head = (f"This does not sound like electronic music (electronic fit "
+            f"{(a.extras.electronic_fit or 0.0):.2f}).{played}{low} The nearest family is {a.genre.name}")
+    if a.genre.target != a.genre.detected:      # the caller chose the profile
+        return f"{head}; the scores use {target_name(a)}, as asked."
+    return (f"{head}, so the scores judge it against {a.genre.name.lower()} and mean little for "
+            f"this style. Choose a profile with --genre (or the API's genre field) or give "
+            f"reference tracks.")
