@@ -48,14 +48,18 @@ def test_reduced_and_full_stft_give_the_same_rhythm_and_sections_on_music():
     assert results[0] == results[1]
 
 
-def test_long_spectrum_with_a_worker_thread_is_bit_identical():
+@pytest.mark.parametrize("seconds,channels", [(9.0, 2), (60.3, 2), (47.0, 3), (50.0, 1)])
+def test_long_spectrum_with_a_worker_thread_is_bit_identical(seconds, channels):
+    """The worker thread takes the later half of the frames (from 32 whole
+    frames on): the same values as one pass, the tail frame included."""
     from concurrent.futures import ThreadPoolExecutor
     rng = np.random.default_rng(3)
-    samples = (0.3 * rng.standard_normal((44100 * 9, 2))).astype(np.float32)
+    samples = (0.3 * rng.standard_normal((int(44100 * seconds), channels))).astype(np.float32)
     serial = long_spectrum(samples, 44100)
     with ThreadPoolExecutor(1) as pool:
         threaded = long_spectrum(samples, 44100, executor=pool)
     np.testing.assert_array_equal(serial.power, threaded.power)
+    assert threaded.tail_share == serial.tail_share
 
 
 @pytest.mark.parametrize("seconds,whole,tail", [(2.0, 1, 1), (0.5, 1, 0), (65536 * 3 / 44100, 5, 0),
@@ -80,3 +84,21 @@ def test_long_spectrum_covers_the_last_samples_with_one_padded_frame(seconds, wh
         window = np.hanning(65536)
         assert spec.frame_weights()[-1] == pytest.approx(window[:n - start].sum() / window.sum())
     assert np.all(spec.frame_weights()[:whole] == 1.0)
+
+
+@pytest.mark.parametrize("channels,invert,seconds", [(2, False, 9.7), (2, True, 9.7), (1, False, 3.3),
+                                                     (3, False, 5.0), (2, False, 0.05)])
+def test_the_mix_taken_chunk_by_chunk_is_the_whole_tracks_mix(channels, invert, seconds):
+    """short_reduced(samples) equals short_reduced(mono_mix(samples)) bit for bit,
+    without a mono copy of the track (a stereo file, a phase-inverted one, mono,
+    three channels, a clip shorter than one frame)."""
+    rate = 44100
+    rng = np.random.default_rng(channels * 10 + invert)
+    samples = (0.3 * rng.standard_normal((int(seconds * rate), channels))).astype(np.float32)
+    freqs, hop_s = short_freqs(rate), short_stft_hop_s(rate)
+    reductions = rhythm_reductions(freqs) + structure_reductions(freqs, hop_s)
+    chunked = short_reduced(samples, rate, reductions, invert_second=invert)
+    whole = short_reduced(mono_mix(samples, invert_second=invert), rate, reductions)
+    assert chunked.parts.keys() == whole.parts.keys() and chunked.n_frames == whole.n_frames
+    for r in whole.parts:
+        np.testing.assert_array_equal(chunked.parts[r], whole.parts[r])

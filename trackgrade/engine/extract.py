@@ -30,8 +30,7 @@ import numpy as np
 
 from trackgrade.engine.dynamics import measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
-from trackgrade.engine.frames import (long_spectrum, mono_mix, short_freqs, short_reduced,
-                                      short_stft_hop_s)
+from trackgrade.engine.frames import long_spectrum, short_freqs, short_reduced, short_stft_hop_s
 from trackgrade.engine.loudness import measure_loudness
 from trackgrade.engine.noise import measure_noise_floor
 from trackgrade.engine.rhythm import measure_rhythm
@@ -92,11 +91,11 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         watch = _Stopwatch(timings)
         gram = channel_gram(samples)
         stereo = measure_stereo(samples, gram=gram)
-        # A polarity-inverted channel would cancel the centre of a plain sum.
-        mono = mono_mix(samples, invert_second=stereo.correlation < -0.2)
         freqs, hop_s = short_freqs(rate), short_stft_hop_s(rate)
-        short = short_reduced(mono, rate, rhythm_reductions(freqs) + structure_reductions(freqs, hop_s))
-        del mono
+        # the mono mix, taken chunk by chunk; a polarity-inverted channel
+        # would cancel the centre of a plain sum
+        short = short_reduced(samples, rate, rhythm_reductions(freqs) + structure_reductions(freqs, hop_s),
+                              invert_second=stereo.correlation < -0.2)
         watch.lap("short_stft")
         rhythm = measure_rhythm(short, duration)
         watch.lap("rhythm")

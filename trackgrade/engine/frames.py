@@ -20,7 +20,9 @@ minutes). `segment_sums` and `bin_power` read either form.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -133,19 +135,33 @@ def mono_mix(samples: np.ndarray, *, invert_second: bool = False) -> np.ndarray:
     return mono
 
 
+@lru_cache(maxsize=8)
+def _hann(n_fft: int) -> np.ndarray:
+    window = np.hanning(n_fft).astype(np.float32)
+    window.flags.writeable = False
+    return window
+
+
 def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
-                  cover_tail: bool = False):
+                  cover_tail: bool = False, *, invert_second: bool = False):
     """Yield (first frame, (m, n_fft//2+1) float32 power) for consecutive chunks
-    of Hann frames of a 1-D signal (zero-padded so one frame exists). With
+    of Hann frames of a signal (zero-padded so one frame exists): `x` is 1-D,
+    or (frames, channels) samples whose `mono_mix` is taken chunk by chunk
+    (the same values, without a mono copy of the whole track). With
     `cover_tail`, samples left after the last whole frame get one more frame,
     zero-padded (see `_frame_count`). The power block is one reused buffer,
     valid until the next chunk; the frames are windowed into a preallocated
     buffer that the FFT overwrites, so nothing of the signal's size is allocated."""
-    if x.shape[0] < n_fft:
-        x = np.pad(x, (0, n_fft - x.shape[0]))
-    frames = sliding_window_view(x, n_fft)[::hop]
-    n = frames.shape[0]
-    window = np.hanning(n_fft).astype(np.float32)
+    if x.ndim == 2 and x.shape[1] == 1:
+        x = x[:, 0]
+
+    def segment(lo: int, hi: int) -> np.ndarray:
+        part = x[lo:hi] if x.ndim == 1 else mono_mix(x[lo:hi], invert_second=invert_second)
+        return part if part.shape[0] >= n_fft or lo else np.pad(part, (0, n_fft - part.shape[0]))
+
+    length = x.shape[0]
+    n = _frame_count(length, n_fft, hop)
+    window = _hann(n_fft)
     buf = np.empty((min(chunk, n), n_fft), dtype=np.float32)
     power = np.empty((min(chunk, n), n_fft // 2 + 1), dtype=np.float32)
 
@@ -157,10 +173,11 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
 
     for i in range(0, n, chunk):
         m = min(chunk, n - i)
-        np.multiply(frames[i:i + m], window, out=buf[:m])
+        frames = sliding_window_view(segment(i * hop, (i + m - 1) * hop + n_fft), n_fft)[::hop]
+        np.multiply(frames[:m], window, out=buf[:m])
         yield i, transform(m)
-    if cover_tail and _frame_count(x.shape[0], n_fft, hop, cover_tail=True) > n:
-        rest = x[n * hop:]
+    if cover_tail and _frame_count(length, n_fft, hop, cover_tail=True) > n:
+        rest = segment(n * hop, length)
         buf[0, :rest.shape[0]] = rest
         buf[0, rest.shape[0]:] = 0.0
         buf[0] *= window
@@ -226,12 +243,17 @@ def short_stft(mono: np.ndarray, sample_rate: int) -> Spectrogram:
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate)
 
 
-def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpectrogram:
+def short_reduced(signal: np.ndarray, sample_rate: int, reductions, *,
+                  invert_second: bool = False) -> ReducedSpectrogram:
     """The short STFT of the mono mix reduced chunk by chunk to `reductions`
     (the same values as applying them to `short_stft(mono, rate).power`).
-    One FFT thread: it runs beside the loudness stage (see extract)."""
+    `signal` is the mono mix, or the (frames, channels) samples, whose mix
+    (`mono_mix(samples, invert_second=...)`) is then taken chunk by chunk: no
+    mono copy of the track is made (on a fresh process its ~50 MB of new pages
+    cost more than the mix itself). One FFT thread: it runs beside the
+    loudness stage (see extract)."""
     n_fft, hop = _short_grid(sample_rate)
-    x = np.ascontiguousarray(mono, dtype=np.float32)
+    x = np.ascontiguousarray(signal, dtype=np.float32)
     n = _frame_count(x.shape[0], n_fft, hop)
     chunk = 64          # a multiple of every step: each chunk starts on a kept frame
     reductions = list(dict.fromkeys(reductions))
@@ -241,7 +263,7 @@ def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpec
             raise ValueError(f"frame step {r.step} does not divide the chunk of {chunk}")
         width = len(r.starts) if r.starts else r.hi - r.lo
         parts[r] = np.empty((-(-n // r.step), width), dtype=np.float32)
-    for i, power in _power_chunks(x, n_fft, hop, chunk, workers=1):
+    for i, power in _power_chunks(x, n_fft, hop, chunk, workers=1, invert_second=invert_second):
         for r in reductions:
             part = r.apply(power)
             parts[r][i // r.step:i // r.step + part.shape[0]] = part
@@ -249,27 +271,70 @@ def short_reduced(mono: np.ndarray, sample_rate: int, reductions) -> ReducedSpec
                               hop / sample_rate, n_fft, sample_rate, n)
 
 
+class _ChunkQueue:
+    """The first frames of the chunks, each handed out once, to whichever
+    thread asks first (threads sharing one transform take turns this way)."""
+
+    def __init__(self, frames: int, chunk: int) -> None:
+        self._starts = iter(range(0, frames, chunk))
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> "_ChunkQueue":
+        return self
+
+    def __next__(self) -> int:
+        with self._lock:
+            return next(self._starts)
+
+
+LONG_CHUNK = 16         # frames per chunk of the long spectrum (4 MB of frames at 44.1 kHz)
+
+
+def _summed_power(samples: np.ndarray, n_fft: int, hop: int, out: np.ndarray,
+                  starts: _ChunkQueue, workers: int = 1) -> None:
+    """Rows of `out`: the Hann-frame power of every channel of (frames,
+    channels) `samples` summed (the first channel's written, the others'
+    added, in channel order), for each chunk of LONG_CHUNK frames whose first
+    frame `starts` hands out; the last chunk also covers the tail (see
+    `_frame_count`). Threads sharing `starts` fill disjoint rows, so the
+    values do not depend on which thread did which chunk. The frames are read
+    straight from the strided channel columns (no copies)."""
+    length = samples.shape[0]
+    whole = _frame_count(length, n_fft, hop)
+    for first in starts:
+        last = first + LONG_CHUNK >= whole
+        part = samples[first * hop:length if last else (first + LONG_CHUNK - 1) * hop + n_fft]
+        for ch in range(samples.shape[1]):
+            for i, power in _power_chunks(part[:, ch], n_fft, hop, LONG_CHUNK, workers,
+                                          cover_tail=last):
+                rows = out[first + i:first + i + power.shape[0]]
+                if ch == 0:
+                    rows[...] = power
+                else:
+                    rows += power
+
+
 def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
                   workers: int = -1) -> Spectrogram:
     """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels;
     samples after the last whole frame get one more, zero-padded frame.
-    With `executor` (a concurrent.futures executor) the channels after the
-    first are transformed there while the calling thread does the first;
-    without one, `workers` FFT threads share each transform (-1: all cores)."""
+    With `executor` (a concurrent.futures executor) a task there and the
+    calling thread take chunks of frames in turn, into the one result (the
+    same values as one pass: each frame's channels are summed in the same
+    order), so the caller never waits for a busy executor's share; without
+    one, `workers` FFT threads share each transform (-1: all cores)."""
     n_fft = _pow2_for(1.486, sample_rate)
     hop = n_fft // 2
-    # the frames are read straight from the strided channel columns (no copies)
-    later = [executor.submit(_framed_power, samples[:, ch], n_fft, hop, 16, workers=1,
-                             cover_tail=True)
-             for ch in range(1, samples.shape[1])] if executor is not None else []
-    power = _framed_power(samples[:, 0], n_fft, hop, chunk=16, workers=1 if later else workers,
-                          cover_tail=True)
-    for ch in range(1, samples.shape[1]):
-        if later:
-            power += later[ch - 1].result()
-        else:
-            _framed_power(samples[:, ch], n_fft, hop, chunk=16, out=power, workers=workers,
-                          cover_tail=True)
+    length = samples.shape[0]
+    power = np.empty((_frame_count(length, n_fft, hop, cover_tail=True), n_fft // 2 + 1),
+                     dtype=np.float32)
+    starts = _ChunkQueue(_frame_count(length, n_fft, hop), LONG_CHUNK)
+    if executor is not None:
+        helper = executor.submit(_summed_power, samples, n_fft, hop, power, starts)
+        _summed_power(samples, n_fft, hop, power, starts)
+        helper.result()
+    else:
+        _summed_power(samples, n_fft, hop, power, starts, workers)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate,
                        tail_share=_tail_share(samples.shape[0], n_fft, hop))
