@@ -157,7 +157,9 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
 
     def segment(lo: int, hi: int) -> np.ndarray:
         part = x[lo:hi] if x.ndim == 1 else mono_mix(x[lo:hi], invert_second=invert_second)
-        return part if part.shape[0] >= n_fft or lo else np.pad(part, (0, n_fft - part.shape[0]))
+        if part.shape[0] < n_fft and lo == 0:      # shorter than one frame: zero-padded
+            part = np.pad(part, (0, n_fft - part.shape[0]))
+        return part
 
     length = x.shape[0]
     n = _frame_count(length, n_fft, hop)
@@ -203,20 +205,11 @@ def _tail_share(length: int, n_fft: int, hop: int) -> float:
     return float(window[:length - whole * hop].sum() / window.sum())
 
 
-def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int, *,
-                  out: np.ndarray | None = None, workers: int = -1,
-                  cover_tail: bool = False) -> np.ndarray:
-    """Power spectra of Hann frames of a 1-D float32 signal, (frames, n_fft//2+1),
-    added into `out` when given."""
-    chunks = _power_chunks(x, n_fft, hop, chunk, workers, cover_tail)
-    if out is None:
-        out = np.empty((_frame_count(x.shape[0], n_fft, hop, cover_tail), n_fft // 2 + 1),
-                       dtype=np.float32)
-        for i, power in chunks:
-            out[i:i + power.shape[0]] = power
-    else:
-        for i, power in chunks:
-            out[i:i + power.shape[0]] += power
+def _framed_power(x: np.ndarray, n_fft: int, hop: int, chunk: int) -> np.ndarray:
+    """Power spectra of Hann frames of a 1-D float32 signal, (frames, n_fft//2+1)."""
+    out = np.empty((_frame_count(x.shape[0], n_fft, hop), n_fft // 2 + 1), dtype=np.float32)
+    for i, power in _power_chunks(x, n_fft, hop, chunk, workers=-1):
+        out[i:i + power.shape[0]] = power
     return out
 
 
