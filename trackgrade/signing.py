@@ -151,13 +151,22 @@ def verify(secret: str | Iterable[str], header: str, raw_body: bytes | str, *,
     t, given = parse_header(header)
     body = _bytes(raw_body)
     expected = [signature(s, body, t) for s in _secret_list(secret)]
+    return _accepted(given, expected, t, body, tolerance=tolerance, now=now,
+                     mismatch="no v1 signature matches this secret and body "
+                              "(wrong secret, or the body was changed or re-serialised)")
+
+
+def _accepted(given: list[str], expected: list[str], t: int, body: bytes, *, tolerance: float,
+              now: float | None, mismatch: str) -> object:
+    """The event of `body` when any given signature equals any expected one
+    (every pair compared in constant time) and the timestamp is fresh; else
+    SignatureError (`mismatch` says why no signature matched)."""
     matched = False
     for value in given:
         for want in expected:
             matched |= hmac.compare_digest(value.encode("ascii", "replace"), want.encode("ascii"))
     if not matched:
-        raise SignatureError(SIGNATURE_MISMATCH, "no v1 signature matches this secret and body "
-                             "(wrong secret, or the body was changed or re-serialised)")
+        raise SignatureError(SIGNATURE_MISMATCH, mismatch)
     check_timestamp(t, tolerance=tolerance, now=now)
     return _event(body)
 
@@ -205,15 +214,8 @@ def verify_standard(secret: str | Iterable[str], headers: Mapping[str, str],
         raise SignatureError(NO_V1_SIGNATURE, "webhook-signature has no v1, entry")
     body = _bytes(raw_body)
     expected = [standard_signature(s, msg_id, t, body)[3:] for s in _secret_list(secret)]
-    matched = False
-    for value in given:
-        for want in expected:
-            matched |= hmac.compare_digest(value.encode("ascii", "replace"), want.encode("ascii"))
-    if not matched:
-        raise SignatureError(SIGNATURE_MISMATCH, "no v1 signature in webhook-signature matches "
-                             "this secret and body")
-    check_timestamp(t, tolerance=tolerance, now=now)
-    return _event(body)
+    return _accepted(given, expected, t, body, tolerance=tolerance, now=now,
+                     mismatch="no v1 signature in webhook-signature matches this secret and body")
 
 
 __all__ = ["DEFAULT_TOLERANCE", "REASONS", "SIGNATURE_HEADER", "SignatureError", "new_secret",
