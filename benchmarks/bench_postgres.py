@@ -26,14 +26,12 @@ that in mind.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_server  # noqa: E402
-from bench_server import fill, paced_load, pct  # noqa: E402
+from bench_server import Requests, fill, paced_load, pct  # noqa: E402
 from pgserver import LocalPostgres, free_port  # noqa: E402
 
 
@@ -131,19 +129,8 @@ def main(argv=None) -> None:
         figures["migrate_s"], counts = migrate_into(pristine, database)
         assert counts["analyses"]["target"] == args.analyses
 
-        def auth(rng):
-            owner = rng.choice(keys)
-            return owner, {"Authorization": f"Bearer {owner['key']}"}
-
-        def get_one(rng):
-            owner, headers = auth(rng)
-            return "GET", f"/v1/analyses/{rng.choice(owner['ids'])}", None, headers
-
-        def post(rng):
-            owner, headers = auth(rng)
-            return "POST", "/v1/analyses", json.dumps({"file_name": "bench.wav"}), {
-                **headers, "Idempotency-Key": uuid.uuid4().hex,
-                "Content-Type": "application/json"}
+        requests = Requests(keys)
+        get_one, post = requests.get_one, requests.post
 
         run_dir = args.data / f"n{args.analyses}" / "run-embedded"
         if run_dir.exists():

@@ -234,6 +234,33 @@ def upload_wav(server: Server, key: str, path: str) -> float:
         time.sleep(0.01)
 
 
+class Requests:
+    """The benchmark's requests, each by a random account of `keys` (the
+    `fill` accounts: key and analysis ids): `fn(rng) -> (method, path, body,
+    headers)` for `paced_load` and `throughput`."""
+
+    def __init__(self, keys: list[dict]) -> None:
+        self.keys = keys
+
+    def _auth(self, rng) -> tuple[dict, dict]:
+        owner = rng.choice(self.keys)
+        return owner, {"Authorization": f"Bearer {owner['key']}"}
+
+    def get_one(self, rng):
+        owner, headers = self._auth(rng)
+        return "GET", f"/v1/analyses/{rng.choice(owner['ids'])}", None, headers
+
+    def get_list(self, rng):
+        owner, headers = self._auth(rng)
+        cursor = rng.choice(owner["ids"])
+        return "GET", f"/v1/analyses?limit=20&starting_after={cursor}", None, headers
+
+    def post(self, rng):
+        owner, headers = self._auth(rng)
+        return "POST", "/v1/analyses", json.dumps({"file_name": "bench.wav"}), {
+            **headers, "Idempotency-Key": uuid.uuid4().hex, "Content-Type": "application/json"}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--analyses", type=int, default=100_000)
@@ -262,25 +289,8 @@ def main(argv=None) -> None:
     server = Server(run_dir, args.port, keys[0]["key"])
     figures = {"start_s": server.start_s}
     try:
-        def auth(rng):
-            owner = rng.choice(keys)
-            return owner, {"Authorization": f"Bearer {owner['key']}"}
-
-        def get_one(rng):
-            owner, headers = auth(rng)
-            return "GET", f"/v1/analyses/{rng.choice(owner['ids'])}", None, headers
-
-        def get_list(rng):
-            owner, headers = auth(rng)
-            cursor = rng.choice(owner["ids"])
-            return "GET", f"/v1/analyses?limit=20&starting_after={cursor}", None, headers
-
-        def post(rng):
-            owner, headers = auth(rng)
-            return "POST", "/v1/analyses", json.dumps({"file_name": "bench.wav"}), {
-                **headers, "Idempotency-Key": uuid.uuid4().hex,
-                "Content-Type": "application/json"}
-
+        requests = Requests(keys)
+        get_one, get_list, post = requests.get_one, requests.get_list, requests.post
         time.sleep(5)      # let the worker process finish importing (it shares the 2 cores)
         paced_load(server, get_one, total=400, rate=args.rate, connections=args.connections)
         for name, fn, rate in (("get", get_one, args.rate), ("list", get_list, args.rate),
