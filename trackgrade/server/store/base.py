@@ -143,6 +143,17 @@ INDEXES: tuple[Index, ...] = (
 INDEX_BY_NAME: dict[str, Index] = {index.name: index for index in INDEXES}
 
 
+def index_named(name: str, *, unique: bool) -> Index:
+    """The declared index of that name, checked to be unique (or ordered) as
+    the caller's operation needs; ValueError otherwise (a programming error)."""
+    index = INDEX_BY_NAME.get(name)
+    if index is None:
+        raise ValueError(f"unknown index {name!r}; known: {', '.join(INDEX_BY_NAME)}")
+    if index.unique != unique:
+        raise ValueError(f"index {name!r} is {'unique' if index.unique else 'ordered'}")
+    return index
+
+
 @runtime_checkable
 class Txn(Protocol):
     """One open transaction (see the module docstring)."""

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from trackgrade.server.store.base import (
     COLLECTIONS, INDEX_BY_NAME, INDEXES, Doc, Index, StoreLifecycle, check_collection,
-    index_fields,
+    index_fields, index_named,
 )
 
 _FIELDS = {collection: index_fields(collection) for collection in COLLECTIONS}
@@ -189,12 +189,12 @@ class State:
         return None if text is None else json.loads(text)
 
     def find(self, index_name: str, values: tuple) -> Doc | None:
-        index = _index(index_name, unique=True)
+        index = index_named(index_name, unique=True)
         doc_id = self.unique[index.name].get(values)
         return None if doc_id is None else self.get(index.collection, doc_id)
 
     def keys(self, index_name: str, partition: tuple) -> list:
-        index = _index(index_name, unique=False)
+        index = index_named(index_name, unique=False)
         return self.ordered[index.name].get(tuple(partition), [])
 
     def select(self, index_name: str, partition: tuple, limit: int | None,
@@ -222,15 +222,6 @@ class State:
     def scan(self, collection: str) -> list[Doc]:
         docs = self.docs[collection]
         return [json.loads(docs[doc_id]) for doc_id in sorted(docs)]
-
-
-def _index(name: str, *, unique: bool) -> Index:
-    index = INDEX_BY_NAME.get(name)
-    if index is None:
-        raise ValueError(f"unknown index {name!r}; known: {', '.join(INDEX_BY_NAME)}")
-    if index.unique != unique:
-        raise ValueError(f"index {name!r} is {'unique' if index.unique else 'ordered'}")
-    return index
 
 
 class _Txn:

@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from trackgrade.server.store import schema
 from trackgrade.server.store.base import (
-    INDEX_BY_NAME, Doc, Index, StoreError, StoreLifecycle, check_collection,
+    Doc, Index, StoreError, StoreLifecycle, check_collection, index_named,
 )
 from trackgrade.server.store.memory import _SCALARS, dumps, meta_of
 
@@ -44,15 +44,6 @@ except ImportError as missing:  # pragma: no cover - the dependency is declared
     _IMPORT_ERROR = missing
 
 DEFAULT_POOL = 16
-
-
-def _index(name: str, *, unique: bool) -> Index:
-    index = INDEX_BY_NAME.get(name)
-    if index is None:
-        raise ValueError(f"unknown index {name!r}; known: {', '.join(INDEX_BY_NAME)}")
-    if index.unique != unique:
-        raise ValueError(f"index {name!r} is {'unique' if index.unique else 'ordered'}")
-    return index
 
 
 def _match(fields: tuple[str, ...], values: tuple) -> tuple[list[str], list]:
@@ -174,7 +165,7 @@ class PgTxn:
                newest_first: bool = False, upto: tuple | None = None,
                since: tuple | None = None, skip_locked: bool = False) -> list[Doc]:
         self._check()
-        sql, params = select_sql(_index(index, unique=False), partition, limit=limit,
+        sql, params = select_sql(index_named(index, unique=False), partition, limit=limit,
                                  newest_first=newest_first, upto=upto, since=since,
                                  skip_locked=skip_locked)
         return self._rows(sql, params)
@@ -185,7 +176,7 @@ class PgTxn:
 
 
 def _find(conn, name: str, values: tuple) -> Doc | None:
-    index = _index(name, unique=True)
+    index = index_named(name, unique=True)
     clauses, params = _match(index.partition, tuple(values))
     predicate, where_params = schema.where_sql(index)
     if predicate:
@@ -198,7 +189,7 @@ def _find(conn, name: str, values: tuple) -> Doc | None:
 
 
 def _count(conn, name: str, partition: tuple, since: tuple | None) -> int:
-    sql, params = select_sql(_index(name, unique=False), partition, limit=None,
+    sql, params = select_sql(index_named(name, unique=False), partition, limit=None,
                              newest_first=False, upto=None, since=since, count=True)
     return int(conn.execute(sql, params).fetchone()[0])
 
@@ -288,7 +279,7 @@ class PostgresStore(StoreLifecycle):
     def select(self, index: str, partition: tuple = (), *, limit: int | None = None,
                newest_first: bool = False, upto: tuple | None = None,
                since: tuple | None = None) -> list[Doc]:
-        sql, params = select_sql(_index(index, unique=False), partition, limit=limit,
+        sql, params = select_sql(index_named(index, unique=False), partition, limit=limit,
                                  newest_first=newest_first, upto=upto, since=since)
         return [json.loads(row[0]) for row in self._read(sql, params)]
 
