@@ -116,5 +116,21 @@ class ServeProcess:
         self.start()
 
 
+def make_key(mode: str, credits: int = 10, **store) -> tuple[str, str]:
+    """(key, account id): a new pro account with `credits` and one key of
+    `mode`, made in the store `open_store(**store)` opens (the data
+    directory or the database the server processes use)."""
+    from trackgrade.server import accounts
+    from trackgrade.server.store import open_store
+
+    opened = open_store(**store)
+    try:
+        account = accounts.create_account(opened, plan="pro", credits=credits)
+        key, _ = accounts.create_key(opened, account["id"], mode=mode)
+        return key, account["id"]
+    finally:
+        opened.close()
+
+
 def admin(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(CLI + ["admin", *args], capture_output=True, text=True, timeout=60)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
 from receiver import Receiver  # noqa: E402
-from serve_process import CLI, ServeProcess  # noqa: E402
+from serve_process import CLI, ServeProcess, make_key  # noqa: E402
 from server_harness import request, upload  # noqa: E402
 from truth import render_specs  # noqa: E402
 
@@ -42,16 +42,6 @@ class Node(ServeProcess):
 
     def __call__(self, method, path, **kw):
         return request(self.url, method, path, **kw)
-
-
-def make_key(database: str, mode: str, credits: int = 10) -> tuple[str, str]:
-    store = open_store(database=database, pool_size=2)
-    try:
-        account = accounts.create_account(store, plan="pro", credits=credits)
-        key, _ = accounts.create_key(store, account["id"], mode=mode)
-        return key, account["id"]
-    finally:
-        store.close()
 
 
 def read(database: str, collection: str, doc_id: str) -> dict | None:
@@ -101,7 +91,7 @@ def cluster(postgres_server):
 
 def test_one_idempotent_submission_raced_across_both_nodes(cluster):
     database, (a, b) = cluster
-    key, account_id = make_key(database, "live", credits=5)
+    key, account_id = make_key("live", 5, database=database, pool_size=2)
 
     def post(i):
         return submit((a, b)[i % 2], key, "race-1")
@@ -121,8 +111,8 @@ def test_one_idempotent_submission_raced_across_both_nodes(cluster):
 
 def test_credits_and_the_in_flight_limit_hold_under_a_race_across_both_nodes(cluster):
     database, (a, b) = cluster
-    poor, poor_account = make_key(database, "live", credits=12)
-    rich, rich_account = make_key(database, "live", credits=100)
+    poor, poor_account = make_key("live", 12, database=database, pool_size=2)
+    rich, rich_account = make_key("live", 100, database=database, pool_size=2)
 
     def race(key):
         with ThreadPoolExecutor(8) as pool:
@@ -139,7 +129,7 @@ def test_credits_and_the_in_flight_limit_hold_under_a_race_across_both_nodes(clu
 
 def test_an_upload_accepted_by_the_other_node_completes(cluster, track):
     database, (a, b) = cluster
-    key, _ = make_key(database, "live")
+    key, _ = make_key("live", database=database, pool_size=2)
     accepted = submit(a, key, "upload-1").json
     assert accepted["upload"]["url"].startswith(a.url)
     reply = upload_to(b, accepted, track)
@@ -153,7 +143,7 @@ def test_an_upload_accepted_by_the_other_node_completes(cluster, track):
 
 def test_the_per_minute_limit_holds_across_both_nodes(cluster):
     database, (a, b) = cluster
-    key, _ = make_key(database, "live")
+    key, _ = make_key("live", database=database, pool_size=2)
     if time.time() % 60 > 50:                       # stay inside one minute window
         time.sleep(61 - time.time() % 60)
 
@@ -169,7 +159,7 @@ def test_the_per_minute_limit_holds_across_both_nodes(cluster):
 
 def test_each_webhook_event_reaches_the_receiver_exactly_once(cluster):
     database, (a, b) = cluster
-    key, account_id = make_key(database, "test")
+    key, account_id = make_key("test", database=database, pool_size=2)
     receiver = Receiver()
     try:
         added = subprocess.run(CLI + ["admin", "webhooks", "add", receiver.url, "--account",
@@ -198,8 +188,8 @@ def test_a_node_killed_with_sigkill_loses_nothing_the_other_serves(postgres_serv
     database = postgres_server.create_database()
     a, b = Node(database, "node-a"), Node(database, "node-b")
     try:
-        key, account_id = make_key(database, "live", credits=10)
-        test_key, _ = make_key(database, "test")
+        key, account_id = make_key("live", 10, database=database, pool_size=2)
+        test_key, _ = make_key("test", database=database, pool_size=2)
         done = submit(a, test_key, "k-done").json                  # finished on a
         upload_to(a, done, b"x")
         wait_status(a, test_key, done["id"], "complete")
@@ -277,7 +267,7 @@ def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
     a = Node(database, "node-a")
     b = None
     try:
-        key, account_id = make_key(database, "test")
+        key, account_id = make_key("test", database=database, pool_size=2)
         added = subprocess.run(CLI + ["admin", "webhooks", "add", receiver.url, "--account",
                                       account_id, "--database", database],
                                capture_output=True, text=True, timeout=60)

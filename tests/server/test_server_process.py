@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from serve_process import ServeProcess, admin  # noqa: E402
+from serve_process import ServeProcess, admin, make_key  # noqa: E402
 from server_harness import request, wav_bytes  # noqa: E402
 from server_harness import upload as upload_to  # noqa: E402
 from truth import render_specs  # noqa: E402
@@ -30,16 +30,6 @@ class Served(ServeProcess):
         return request(self.url, method, path, **kw)
 
 
-def make_key(data: Path, mode: str, credits: int) -> tuple[str, str]:
-    store = open_store(data)
-    try:
-        account = accounts.create_account(store, plan="pro", credits=credits)
-        key, _ = accounts.create_key(store, account["id"], mode=mode)
-        return key, account["id"]
-    finally:
-        store.close()
-
-
 def upload(served: Served, accepted: dict, data: bytes):
     return upload_to(served.url, accepted, data, field_name="file", part_name="a.wav")
 
@@ -53,8 +43,8 @@ def track() -> bytes:
 
 def test_kill_9_mid_analysis_then_restart(tmp_path, track):
     data = tmp_path / "data"
-    live, live_account = make_key(data, "live", 3)
-    test_key, _ = make_key(data, "test", 0)
+    live, live_account = make_key("live", 3, data_dir=data)
+    test_key, _ = make_key("test", 0, data_dir=data)
     first = Served(data)
     try:
         lost = first("POST", "/v1/analyses", key=live, idem="a", body={"file_name": "t.wav"}).json
@@ -86,7 +76,7 @@ def test_kill_9_mid_analysis_then_restart(tmp_path, track):
 
 def test_admin_cli_switches_a_running_server(tmp_path):
     data = tmp_path / "data"
-    key, _ = make_key(data, "live", 1)
+    key, _ = make_key("live", 1, data_dir=data)
     store = open_store(data)
     key_id = store.find("keys.hash", accounts.hash_key(key))["id"]
     store.close()
@@ -107,7 +97,7 @@ def test_admin_cli_switches_a_running_server(tmp_path):
 
 def test_maintenance_flag(tmp_path):
     data = tmp_path / "data"
-    key, _ = make_key(data, "test", 0)
+    key, _ = make_key("test", 0, data_dir=data)
     served = Served(data, "--maintenance")
     try:
         reply = served("POST", "/v1/analyses", key=key, idem="x", body={"file_name": "a.wav"})
