@@ -52,6 +52,22 @@ def meta_of(collection: str, doc: Doc) -> dict:
     return {field: doc.get(field) for field in _FIELDS[collection]}
 
 
+def stored_form(collection: str, doc: Doc) -> tuple[str, str, dict]:
+    """(id, JSON text, index fields) of a document about to be written, after
+    the checks every store makes: a non-empty string id, and index fields
+    that are strings, numbers, booleans or null. ValueError otherwise."""
+    doc_id = doc.get("id")
+    if not isinstance(doc_id, str) or not doc_id:
+        raise ValueError(f"a {collection} document needs a string 'id'; given {doc_id!r}")
+    text = dumps(doc)
+    meta = meta_of(collection, doc)
+    for field, value in meta.items():
+        if not isinstance(value, _SCALARS):
+            raise ValueError(f"{collection}.{field} is indexed and must be a string, number, "
+                             f"boolean or null; given {type(value).__name__}")
+    return doc_id, text, meta
+
+
 def _tag(value: Any) -> tuple:
     """A sortable pair for one order value: None first, then numbers, then
     text, so documents with odd values never make a comparison raise."""
@@ -246,15 +262,7 @@ class _Txn:
 
     def put(self, collection: str, doc: Doc) -> None:
         self._check(collection)
-        doc_id = doc.get("id")
-        if not isinstance(doc_id, str) or not doc_id:
-            raise ValueError(f"a {collection} document needs a string 'id'; given {doc_id!r}")
-        text = dumps(doc)
-        meta = meta_of(collection, doc)
-        for field, value in meta.items():
-            if not isinstance(value, _SCALARS):
-                raise ValueError(f"{collection}.{field} is indexed and must be a string, number, "
-                                 f"boolean or null; given {type(value).__name__}")
+        doc_id, text, meta = stored_form(collection, doc)
         self._check_unique(collection, doc_id, meta)
         self.undo.append((collection, doc_id, self._state.put(collection, doc_id, meta, text)))
         self.ops[(collection, doc_id)] = (meta, text)

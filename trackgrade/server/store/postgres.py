@@ -33,7 +33,7 @@ from trackgrade.server.store import schema
 from trackgrade.server.store.base import (
     Doc, Index, StoreError, StoreLifecycle, check_collection, index_named,
 )
-from trackgrade.server.store.memory import _SCALARS, dumps, meta_of
+from trackgrade.server.store.memory import stored_form
 
 try:
     import psycopg
@@ -134,19 +134,11 @@ class PgTxn:
 
     def put(self, collection: str, doc: Doc) -> None:
         self._check(collection)
-        doc_id = doc.get("id")
-        if not isinstance(doc_id, str) or not doc_id:
-            raise ValueError(f"a {collection} document needs a string 'id'; given {doc_id!r}")
-        text = dumps(doc)
-        meta = meta_of(collection, doc)
+        doc_id, text, meta = stored_form(collection, doc)
         fields = tuple(f for f in meta if f != "id")
         params: list = [doc_id, text]
         for field in fields:
-            value = meta[field]
-            if not isinstance(value, _SCALARS):
-                raise ValueError(f"{collection}.{field} is indexed and must be a string, number, "
-                                 f"boolean or null; given {type(value).__name__}")
-            params += list(schema.sort_value(value))
+            params += list(schema.sort_value(meta[field]))
         try:
             self._conn.execute(_upsert_sql(collection, fields), params)
         except pg_errors.UniqueViolation as exc:
