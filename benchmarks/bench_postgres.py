@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_server  # noqa: E402
-from bench_server import Requests, fill, paced_load, pct  # noqa: E402
+from bench_server import Requests, fill, paced_load, pct, send  # noqa: E402
 from pgserver import LocalPostgres, free_port  # noqa: E402
 
 
@@ -84,12 +84,7 @@ def _closed_loop(host, port, index, deadline) -> int:
     rng = random.Random(index)
     done = 0
     while time.perf_counter() < deadline:
-        method, path, body, headers = make_request(rng)
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        response.read()
-        if response.status >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status}")
+        send(conn, make_request(rng))
         done += 1
     return done
 

@@ -176,6 +176,17 @@ def paced_load(server: Server, make_request, *, total: int, rate: float,
 _MAKE_REQUEST = None
 
 
+def send(conn: http.client.HTTPConnection, request: tuple) -> None:
+    """One (method, path, body, headers) request on a kept-alive connection,
+    its answer read whole; a 4xx or 5xx stops the benchmark."""
+    method, path, body, headers = request
+    conn.request(method, path, body=body, headers=headers)
+    response = conn.getresponse()
+    response.read()
+    if response.status >= 400:
+        raise RuntimeError(f"{method} {path}: {response.status}")
+
+
 def _connection(host, port, index, count, start, interval) -> list[float]:
     make_request = _MAKE_REQUEST
     conn = http.client.HTTPConnection(host, port, timeout=30)
@@ -186,12 +197,7 @@ def _connection(host, port, index, count, start, interval) -> list[float]:
         delay = scheduled - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
-        method, path, body, headers = make_request(rng)
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        response.read()
-        if response.status >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status}")
+        send(conn, make_request(rng))
         out.append((time.perf_counter() - scheduled) * 1000)
     conn.close()
     return out
