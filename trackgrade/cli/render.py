@@ -216,20 +216,9 @@ def sorted_feedback(analysis: Analysis) -> list:
     return sorted(analysis.feedback, key=lambda item: FEEDBACK_ORDER.get(item.type, 3))
 
 
-def feedback_table(analysis: Analysis) -> Table:
-    table = Table(box=None, show_header=False, title="Feedback", title_justify="left",
-                  title_style="bold", padding=(0, 1))
-    table.add_column("type", no_wrap=True)
-    table.add_column("category", style="dim", no_wrap=True)
-    table.add_column("text")
-    for item in sorted_feedback(analysis):
-        label, style = FEEDBACK_STYLE.get(item.type, (item.type, ""))
-        table.add_row(Text(label, style=style), item.category, item.text)
-    return table
-
-
-def feedback_summary(analysis: Analysis) -> Table:
-    """Warnings and tips only, then one line for the passes (the short screen)."""
+def feedback_table(analysis: Analysis, *, passes_in_one_line: bool = False) -> Table:
+    """Every item by priority; with `passes_in_one_line` (the short screen) the
+    warnings and tips, then one line naming the checks that passed."""
     table = Table(box=None, show_header=False, title="Feedback", title_justify="left",
                   title_style="bold", padding=(0, 1))
     table.add_column("type", no_wrap=True)
@@ -237,11 +226,12 @@ def feedback_summary(analysis: Analysis) -> Table:
     table.add_column("text")
     items = sorted_feedback(analysis)
     for item in items:
-        if item.type != "pass":
-            label, style = FEEDBACK_STYLE.get(item.type, (item.type, ""))
-            table.add_row(Text(label, style=style), item.category, item.text)
+        if passes_in_one_line and item.type == "pass":
+            continue
+        label, style = FEEDBACK_STYLE.get(item.type, (item.type, ""))
+        table.add_row(Text(label, style=style), item.category, item.text)
     passed = sorted({i.category for i in items if i.type == "pass"})
-    if passed:
+    if passes_in_one_line and passed:
         table.add_row(Text(FEEDBACK_STYLE["pass"][0], style=FEEDBACK_STYLE["pass"][1]),
                       f"{len(passed)} checks", Text(", ".join(passed) + " (--verbose: the full "
                                                      "diagnosis and every check)", style="dim"))
@@ -269,7 +259,7 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
             Padding(bands_table(analysis), (1, 0, 0, 0)),
             Padding(mix_table(analysis), (1, 0, 0, 0)),
             Padding(structure_line(analysis), (0, 0, 0, 1)),
-            Padding(feedback_summary(analysis), (1, 0, 1, 1)),
+            Padding(feedback_table(analysis, passes_in_one_line=True), (1, 0, 1, 1)),
         )
     return Group(
         header_panel(analysis),
