@@ -22,6 +22,7 @@ agreement with float64 ``sosfilt`` ~1e-5.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -171,19 +172,30 @@ def _block_states(u: np.ndarray, lam: np.ndarray, V: np.ndarray, Vinv: np.ndarra
     return states.reshape(order, n_ch, n_blocks)
 
 
+@functools.lru_cache(maxsize=8)
+def _filter_matrices(sample_rate: int, block: int):
+    """`_block_filter_matrices` of the K-filter at `sample_rate`, with T, G and
+    P as the float32 operands the products use: (T32, G32, P32, lam, V, Vinv)."""
+    T, G, P, lam, V, Vinv = _block_filter_matrices(k_weighting_sos(sample_rate), block)
+    return T.astype(np.float32), G.T.astype(np.float32), P.T.astype(np.float32), lam, V, Vinv
+
+
 def _kweighted_energy_gemm(samples: np.ndarray, sample_rate: int, block: int,
-                           segment_blocks: int = 2048) -> np.ndarray:
+                           segment_blocks: int = 2048, *,
+                           carry: np.ndarray | None = None) -> np.ndarray:
     """Sum of squared K-weighted samples per block of `block` frames and per
     channel, shape (blocks, channels), float64; complete blocks only.
     Segment by segment (the mode values carried across), so the extra memory
-    is a few MB whatever the length."""
+    is a few MB whatever the length. `carry` (modes, channels), complex: the
+    filter's state at the first frame (zeros: silence before), updated in
+    place to the state after the last block (for the next part of a signal)."""
     n_ch = samples.shape[1]
     n_blocks = samples.shape[0] // block
-    T, G, P, lam, V, Vinv = _block_filter_matrices(k_weighting_sos(sample_rate), block)
-    order = G.shape[1]
-    G32, T32, P32 = G.T.astype(np.float32), T.astype(np.float32), P.T.astype(np.float32)
+    T32, G32, P32, lam, V, Vinv = _filter_matrices(sample_rate, block)
+    order = G32.shape[0]
     ones = np.ones(block, dtype=np.float32)
-    carry = np.zeros((order, n_ch), dtype=complex)
+    if carry is None:
+        carry = np.zeros((order, n_ch), dtype=complex)
     energy = np.empty((n_ch, n_blocks))
     for b0 in range(0, n_blocks, segment_blocks):
         b1 = min(n_blocks, b0 + segment_blocks)
@@ -218,3 +230,35 @@ def hop_energies(samples: np.ndarray, sample_rate: int, hop_s: float = CURVE_HOP
         energy = _kweighted_energy_gemm(samples[:n_hops * hop], sample_rate, block,
                                         segment_blocks=max(2048, 86016 // block)) @ weights
     return energy.reshape(n_hops, hop // block).sum(axis=1)
+
+
+class HopEnergies:
+    """`hop_energies` of a signal fed in chunks of any length: the K-filter's
+    state is carried from chunk to chunk, the frames of an incomplete hop wait
+    for the next chunk. The caller pins BLAS (`single_thread_blas`) around the
+    whole pass, not each chunk."""
+
+    def __init__(self, sample_rate: int, channels: int, hop_s: float = CURVE_HOP_S) -> None:
+        self.sample_rate = sample_rate
+        self.hop = max(1, int(round(hop_s * sample_rate)))
+        self._block = block_size(self.hop)
+        self._weights = channel_weights(channels)
+        order = _filter_matrices(sample_rate, self._block)[1].shape[0]
+        self._carry = np.zeros((order, channels), dtype=complex)
+        self._pending = np.zeros((0, channels), dtype=np.float32)
+        self._parts: list[np.ndarray] = []
+
+    def feed(self, chunk: np.ndarray) -> None:
+        if self._pending.shape[0]:
+            chunk = np.concatenate([self._pending, chunk])
+        usable = chunk.shape[0] - chunk.shape[0] % self.hop
+        self._pending = chunk[usable:].copy()
+        if usable:
+            energy = _kweighted_energy_gemm(chunk[:usable], self.sample_rate, self._block,
+                                            segment_blocks=max(2048, 86016 // self._block),
+                                            carry=self._carry) @ self._weights
+            self._parts.append(energy.reshape(usable // self.hop, -1).sum(axis=1))
+
+    def energies(self) -> np.ndarray:
+        """The energy of every complete hop fed so far (an incomplete last hop is left out)."""
+        return np.concatenate(self._parts) if self._parts else np.zeros(0)

@@ -203,19 +203,42 @@ def true_peak_dbtp(samples: np.ndarray, *, block: int = _TP_BLOCK) -> float:
     samples = as_2d(samples)
     if samples.shape[0] == 0:
         return SILENCE_DBTP
-    n_ch = samples.shape[1]
-    flat = np.ascontiguousarray(samples, dtype=np.float32).reshape(-1)
-    amp, bound = _true_peak_bounds(flat, n_ch, block)
-    best = float(amp.max())
-    candidates = np.flatnonzero(bound > best)
-    chunk = max(64, 8192 // n_ch)
-    if candidates.size > chunk:          # the most promising chunk first, the rest in order
-        top = np.argpartition(-bound[candidates], chunk)[:chunk]
-        first = np.zeros(candidates.size, dtype=bool)
-        first[top] = True
-        candidates = np.concatenate([candidates[top], candidates[~first]])
-    parts = []                                       # (chunk's blocks, its 4x max)
     with single_thread_blas():
+        return amplitude_db(true_peak_amplitude(samples, block=block))
+
+
+def true_peak_amplitude(samples: np.ndarray, *, block: int = _TP_BLOCK, first: int = 0,
+                        last: int | None = None) -> float:
+    """Max |x| 4x oversampled (and refined on the 64x grid) over the frames
+    first..last-1 of (frames, channels) `samples`, as a linear amplitude. The
+    frames outside that range are context only: the interpolator reaches 24
+    frames each way, zeros beyond `samples`. BLAS is the caller's to pin."""
+    search = _CoarseSearch(samples, block, first, last)
+    return max(search.best, search.refined())
+
+
+class _CoarseSearch:
+    """The exact 4x maximum over a range of frames (`best`), found by
+    interpolating only the blocks whose bound can beat the best so far, and
+    what the 64x refinement (`refined()`) then searches."""
+
+    def __init__(self, samples: np.ndarray, block: int, first: int, last: int | None) -> None:
+        n_ch = samples.shape[1]
+        flat = np.ascontiguousarray(samples, dtype=np.float32).reshape(-1)
+        amp, bound = _true_peak_bounds(flat, n_ch, block)
+        lo, hi = first // block, amp.size if last is None else -(-last // block)
+        if lo or hi < amp.size:           # the context's blocks are nobody's candidates
+            amp[:lo] = amp[hi:] = 0.0
+            bound[:lo] = bound[hi:] = 0.0
+        best = float(amp.max())
+        candidates = np.flatnonzero(bound > best)
+        chunk = max(64, 8192 // n_ch)
+        if candidates.size > chunk:          # the most promising chunk first, the rest in order
+            top = np.argpartition(-bound[candidates], chunk)[:chunk]
+            first_chunk = np.zeros(candidates.size, dtype=bool)
+            first_chunk[top] = True
+            candidates = np.concatenate([candidates[top], candidates[~first_chunk]])
+        parts = []                                       # (chunk's blocks, its 4x max)
         for i0 in range(0, candidates.size, chunk):
             part = candidates[i0:i0 + chunk]
             part = part[bound[part] > best]
@@ -223,9 +246,59 @@ def true_peak_dbtp(samples: np.ndarray, *, block: int = _TP_BLOCK) -> float:
                 peak = _interpolated_block_peaks(flat, n_ch, part, block)
                 parts.append((part, peak))
                 best = max(best, peak)
-        best = max(best, _fine_block_peaks(flat, n_ch, _fine_candidates(flat, n_ch, block, amp,
-                                                                        parts), block))
-    return _to_db(best)
+        self.best = best
+        self._args = (flat, n_ch, block, amp, parts, lo, hi)
+
+    def refined(self) -> float:
+        """The 64x grid's maximum over the most promising blocks (see `_FINE`)."""
+        flat, n_ch, block, amp, parts, lo, hi = self._args
+        fine = _fine_candidates(flat, n_ch, block, amp, parts)
+        return _fine_block_peaks(flat, n_ch, fine[(fine >= lo) & (fine < hi)], block)
+
+
+class TruePeakStream:
+    """The true peak of a signal fed in chunks (float32 (frames, channels),
+    any lengths): the frames are measured once `_CONTEXT` frames after them
+    have arrived, with `_CONTEXT` frames before them as context, so the 4x
+    maximum is exactly that of the whole signal. The 64x refinement searches
+    the chunks that raise the 4x maximum (the whole signal's searches the
+    blocks around its maximum: the same aim, at the cost of one search for
+    most tracks). The caller pins BLAS around the whole pass."""
+
+    _CONTEXT = 2 * _TP_BLOCK          # >= the interpolator's 24-frame reach, whole blocks
+
+    def __init__(self) -> None:
+        self.amplitude = 0.0           # the best value found (4x or 64x grid)
+        self._coarse = 0.0             # the best 4x value found
+        self._before: np.ndarray | None = None     # the last measured frames (context)
+        self._pending: list[np.ndarray] = []        # frames not measured yet
+        self._waiting = 0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self._pending.append(chunk)
+        self._waiting += chunk.shape[0]
+        if self._waiting > self._CONTEXT:
+            pending = np.concatenate(self._pending) if len(self._pending) > 1 else chunk
+            self._measure(pending[:-self._CONTEXT], pending[-self._CONTEXT:])
+            self._pending = [pending[-self._CONTEXT:].copy()]
+            self._waiting = self._CONTEXT
+
+    def true_peak_dbtp(self) -> float:
+        """After the last chunk: the true peak in dBTP (SILENCE_DBTP for silence)."""
+        if self._waiting:
+            self._measure(np.concatenate(self._pending), self._pending[0][:0])
+            self._pending, self._waiting = [], 0
+        return amplitude_db(self.amplitude)
+
+    def _measure(self, frames: np.ndarray, after: np.ndarray) -> None:
+        before = frames[:0] if self._before is None else self._before
+        first = before.shape[0]
+        search = _CoarseSearch(np.concatenate([before, frames, after]), _TP_BLOCK, first,
+                               first + frames.shape[0])
+        if search.best > self._coarse:
+            self._coarse = search.best
+            self.amplitude = max(self.amplitude, search.best, search.refined())
+        self._before = np.concatenate([before, frames[-self._CONTEXT:]])[-self._CONTEXT:]
 
 
 def _fine_candidates(flat: np.ndarray, n_ch: int, block: int, amp: np.ndarray,
@@ -291,8 +364,9 @@ def sample_peak_dbfs(samples: np.ndarray) -> float:
     """Largest |sample| over all channels in dBFS (SILENCE_DBTP for silence)."""
     if samples.size == 0:
         return SILENCE_DBTP
-    return _to_db(max(float(samples.max()), -float(samples.min())))
+    return amplitude_db(max(float(samples.max()), -float(samples.min())))
 
 
-def _to_db(amplitude: float) -> float:
+def amplitude_db(amplitude: float) -> float:
+    """A linear peak amplitude in dB (dBTP or dBFS), SILENCE_DBTP for 0."""
     return max(20.0 * math.log10(amplitude), SILENCE_DBTP) if amplitude > 0 else SILENCE_DBTP
