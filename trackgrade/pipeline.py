@@ -6,9 +6,9 @@ call these functions, so every surface returns the same document.
 
 from __future__ import annotations
 
-from trackgrade.engine.decode import decode
 from trackgrade.engine.extract import extract
 from trackgrade.engine.features import Features
+from trackgrade.engine.native import decode_for_analysis
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.targets import Reference, check_genre
@@ -16,9 +16,11 @@ from trackgrade.model import Analysis
 
 
 def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
-    """Decode the bytes (in memory) and measure everything (on one core when
+    """Decode the bytes (in memory; above 48 kHz chunk by chunk, analysed at
+    44.1/48 kHz: `engine.native`) and measure everything (on one core when
     `parallel` is False; see `engine.extract.extract`)."""
-    return extract(decode(data, file_name=file_name, parallel=parallel), parallel=parallel)
+    return extract(decode_for_analysis(data, file_name=file_name, parallel=parallel),
+                   parallel=parallel)
 
 
 def reference(data: bytes, *, file_name: str, parallel: bool = True) -> Reference:

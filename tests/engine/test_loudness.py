@@ -14,6 +14,7 @@ from scipy import signal
 
 import truth
 from trackgrade.engine import loudness as L
+from trackgrade.engine.loudness import truepeak
 
 RATES = (48000, 44100)
 FINE_HOP_S = 0.01     # Tech 3341 cases 13/14 need M on a grid of <= ~18 ms
@@ -130,7 +131,7 @@ def test_block_filtered_energies_match_sosfilt(rate):
 def _brute_true_peak(x: np.ndarray) -> float:
     """Every 4x-interpolated point with the same polyphase filter, no pruning."""
     best = float(np.max(np.abs(x)))
-    phases = L._tp_phases().astype(np.float64)
+    phases = truepeak._tp_phases().astype(np.float64)
     for c in range(x.shape[1]):
         xp = np.concatenate([np.zeros(23), x[:, c].astype(np.float64), np.zeros(24)])
         for row in phases:
@@ -162,7 +163,7 @@ def _brute_fine_true_peak(x: np.ndarray) -> float:
     best = float(np.max(np.abs(x)))
     for c in range(x.shape[1]):
         xp = np.concatenate([np.zeros(23), x[:, c].astype(np.float64), np.zeros(24)])
-        for row in L._fine_phases():
+        for row in truepeak._fine_phases():
             best = max(best, float(np.abs(np.correlate(xp, row, mode="valid")).max()))
     return 20 * math.log10(best)
 

@@ -19,15 +19,22 @@ from trackgrade.engine.stereo import channel_gram
 CLIP_LEVEL = 0.999               # |x| at or above this counts as clipped (as the synth truth)
 
 
-def clipping_pct(samples: np.ndarray, *, chunk_frames: int = 1 << 20) -> float:
+def clipping_pct(samples: np.ndarray) -> float:
     """Percentage of samples (all channels) with |x| >= CLIP_LEVEL."""
-    if samples.size == 0 or max(float(samples.max()), -float(samples.min())) < CLIP_LEVEL:
+    if samples.size == 0:
         return 0.0
+    return 100.0 * clipped_samples(samples) / samples.size
+
+
+def clipped_samples(samples: np.ndarray, *, chunk_frames: int = 1 << 20) -> int:
+    """How many samples (all channels) have |x| >= CLIP_LEVEL."""
+    if samples.size == 0 or max(float(samples.max()), -float(samples.min())) < CLIP_LEVEL:
+        return 0
     count = 0
     for f0 in range(0, samples.shape[0], chunk_frames):
         part = samples[f0:f0 + chunk_frames]
         count += int(np.count_nonzero(part >= CLIP_LEVEL)) + int(np.count_nonzero(part <= -CLIP_LEVEL))
-    return 100.0 * count / samples.size
+    return count
 
 
 def dynamic_complexity_db(short_term_lufs: np.ndarray, *, hop_s: float = CURVE_HOP_S) -> float:
@@ -51,10 +58,12 @@ def _db(amplitude: float) -> float:
 
 
 def measure_dynamics(samples: np.ndarray, sample_rate: int, loudness: Loudness, *,
-                     gram: tuple | None = None) -> Dynamics:
+                     gram: tuple | None = None, clipping: float | None = None) -> Dynamics:
     """Crest factor (sample peak over RMS of all samples), dynamic complexity
     from the short-term loudness curve, clipping, RMS in dBFS and the linear
-    RMS of the mono mix. `gram` = `stereo.channel_gram(samples)` if at hand."""
+    RMS of the mono mix. `gram` = `stereo.channel_gram(samples)` and
+    `clipping` = `clipping_pct(samples)` if at hand (e.g. measured at the
+    native rate while the samples are those of the analysis rate)."""
     samples = samples if samples.ndim == 2 else samples[:, None]
     products, _, frames = gram if gram is not None else channel_gram(samples)
     n_ch = products.shape[0]
@@ -69,7 +78,7 @@ def measure_dynamics(samples: np.ndarray, sample_rate: int, loudness: Loudness, 
         crest_factor_db=float(crest),
         dynamic_complexity_db=dynamic_complexity_db(loudness.short_term_lufs,
                                                     hop_s=loudness.curve_hop_s),
-        clipping_pct=clipping_pct(samples),
+        clipping_pct=clipping_pct(samples) if clipping is None else clipping,
         rms_dbfs=float(rms_dbfs),
         rms_mean=float(min(mono_rms, 1.0)),
     )

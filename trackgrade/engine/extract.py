@@ -86,11 +86,13 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
     themselves, such as `trackgrade batch`'s worker processes. The results
     are the same either way."""
     samples, rate, duration = audio.samples, audio.sample_rate, audio.duration_s
-    timings: dict[str, float] = {}
+    native = audio.native             # resampled audio: loudness, peaks, clipping, the Gram
+    timings: dict[str, float] = {}    # matrix were measured at the native rate
     with ThreadPoolExecutor(max_workers=1) if parallel else _Inline() as pool:
-        pending = pool.submit(_loudness_stage, samples, rate, timings)
+        pending = (_Inline().submit(lambda: native.loudness) if native is not None
+                   else pool.submit(_loudness_stage, samples, rate, timings))
         watch = _Stopwatch(timings)
-        gram = channel_gram(samples)
+        gram = native.gram if native is not None else channel_gram(samples)
         stereo = measure_stereo(samples, gram=gram)
         freqs, hop_s = short_freqs(rate), short_stft_hop_s(rate)
         # the mono mix, taken chunk by chunk; a polarity-inverted channel
@@ -107,7 +109,8 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         # setting): join it first, so the spectrum's products are summed the
         # same way on every run
         loudness = pending.result()
-    dynamics = measure_dynamics(samples, rate, loudness, gram=gram)
+    dynamics = measure_dynamics(samples, rate, loudness, gram=gram,
+                                clipping=native.clipping_pct if native is not None else None)
     watch.lap("dynamics_stereo")         # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
     tonality = measure_tonality(long)
@@ -120,10 +123,12 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
     watch.lap("structure")
 
     return Features(
-        duration_s=duration, sample_rate=rate, channels=audio.channels,
+        duration_s=duration, sample_rate=native.sample_rate if native is not None else rate,
+        channels=audio.channels,
         container=audio.container, truncated=audio.truncated,
         loudness=loudness, dynamics=dynamics, stereo=stereo, spectrum=spectrum,
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
         noise_floor=noise_floor, decoder_notes=audio.decoder_notes,
+        analysis_rate=rate if native is not None else None,
     )

@@ -33,6 +33,8 @@ class DecodedAudio:
     truncated: bool = False   # header promised more audio than was present
     declared_duration_s: float | None = None
     decoder_notes: int = 0    # damaged-frame complaints of the MP3 decoder (resyncs, bad frames)
+    native: NativeMeasures | None = None   # set when `samples` are resampled to the analysis
+                                           # rate: what was measured at the native rate
 
     @property
     def channels(self) -> int:
@@ -44,7 +46,21 @@ class DecodedAudio:
 
     @property
     def duration_s(self) -> float:
+        if self.native is not None:
+            return self.native.frames / float(self.native.sample_rate)
         return self.frames / float(self.sample_rate)
+
+
+@dataclass(frozen=True, eq=False)
+class NativeMeasures:
+    """What is measured at a file's native rate while its samples stream past,
+    when the analysis runs at a lower rate (engine.native): the loudness and
+    peaks, clipping, and the channel Gram matrix (stereo, RMS)."""
+    sample_rate: int
+    frames: int
+    loudness: Loudness
+    gram: tuple               # stereo.channel_gram of the native samples: (products, sums, frames)
+    clipping_pct: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,3 +178,5 @@ class Features:
     declared_duration_s: float | None = None         # what a truncated file's header promised
     decoder_notes: int = 0                           # the MP3 decoder's damaged-frame complaints
     noise_floor: NoiseFloor | None = None            # None when not measured
+    analysis_rate: int | None = None                 # the rate the spectra were taken at, when
+                                                     # not `sample_rate` (engine.native)

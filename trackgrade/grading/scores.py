@@ -207,7 +207,7 @@ def hiss_bands(f: Features) -> dict:
     share = hiss_share(f)
     if share <= 0.0 or f.noise_floor is None:
         return {b: 0.0 for b in BAND_NAMES}
-    top = f.sample_rate / 2.0
+    top = (f.analysis_rate or f.sample_rate) / 2.0       # the floor was measured up to there
     per_hz = 100.0 * 10.0 ** (f.noise_floor.floor_db / 10.0) / max(top - NOISE_FLOOR_FROM_HZ, 1.0)
     return {b: share * per_hz * max(min(hi, top) - lo, 0.0) for b, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ)}
 

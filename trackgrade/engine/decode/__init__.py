@@ -56,8 +56,9 @@ The package, one module per concern: `sniff` (magic bytes), `info` (what a
 header says), `limits` (every limit and its message), `pcm` (the chunk walk
 and numpy read shared by WAV and AIFF), `wav` (RIFF/RIFX/RF64/BW64/Wave64),
 `aiff` (AIFF/AIFF-C), `flac` (STREAMINFO), `mp3` (frame walk and tags),
-`stream` (libsndfile reading of FLAC and MP3), `stderr` (libmpg123's notes
-kept off the terminal). This module only orders them.
+`stream` (libsndfile reading of FLAC and MP3), `chunks` (the samples chunk
+by chunk, for audio too large to hold at its native rate), `stderr`
+(libmpg123's notes kept off the terminal). This module only orders them.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ import struct
 from contextlib import nullcontext
 
 from trackgrade.engine.decode.aiff import _parse_aiff
+from trackgrade.engine.decode.chunks import ChunkedAudio
 from trackgrade.engine.decode.flac import _parse_flac
 from trackgrade.engine.decode.info import ACCEPTED_CONTAINERS, AudioInfo, CONTAINER_NAMES, _Layout
 from trackgrade.engine.decode.limits import (ACCEPTED, MAX_DURATION_S, MIN_DURATION_S, SIZE_LIMITS,
@@ -82,8 +84,8 @@ from trackgrade.engine.features import DecodedAudio
 from trackgrade.errors import AudioError
 
 __all__ = ["ACCEPTED", "ACCEPTED_CONTAINERS", "CONTAINER_NAMES", "MAX_DURATION_S", "MIN_DURATION_S",
-           "SIZE_LIMITS", "AudioInfo", "check_declared_size", "check_size", "decode", "probe",
-           "sniff_container"]
+           "SIZE_LIMITS", "AudioInfo", "ChunkedAudio", "check_declared_size", "check_size", "decode",
+           "decode_chunks", "probe", "sniff_container"]
 
 
 def probe(data: bytes, *, file_name: str) -> AudioInfo:
@@ -145,3 +147,11 @@ def decode(data: bytes, *, file_name: str, parallel: bool = True) -> DecodedAudi
                         subtype=info.subtype, truncated=bool(truncated),
                         declared_duration_s=info.declared_duration_s if truncated else None,
                         decoder_notes=len(notes))
+
+
+def decode_chunks(data: bytes, *, file_name: str, chunk_frames: int) -> ChunkedAudio:
+    """The header read and validated as `decode` does, the samples left to be
+    read chunk by chunk (`ChunkedAudio`: iterate once, then `finish()`)."""
+    with _quiet(data):
+        info, layout = _probe(data, file_name)
+    return ChunkedAudio(data, info, layout, chunk_frames=chunk_frames)

@@ -115,6 +115,13 @@ def _clip_and_check_not_silent(samples: np.ndarray) -> None:
     """In place: NaN/inf (float files) -> 0, overs (float files, hot MP3
     decodes) clipped to [-1, 1]; refuse digital silence (peak < -100 dBFS)
     and a constant DC offset (no channel moves by -100 dBFS)."""
+    maxs, mins = sanitise(samples)
+    check_not_silent(maxs, mins, float(samples[0].max()))
+
+
+def sanitise(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In place: NaN/inf -> 0, samples clipped to [-1, 1]. Returns the
+    per-channel max and min afterwards (float32 (channels,))."""
     maxs, mins = _channel_extremes(samples)
     top, bottom = float(maxs.max()), float(mins.min())
     if not (np.isfinite(top) and np.isfinite(bottom)):      # max/min propagate NaN and inf
@@ -124,7 +131,14 @@ def _clip_and_check_not_silent(samples: np.ndarray) -> None:
     if top > 1.0 or bottom < -1.0:
         np.clip(samples, -1.0, 1.0, out=samples)
         maxs, mins = np.minimum(maxs, np.float32(1.0)), np.maximum(mins, np.float32(-1.0))
-    peak = min(max(top, -bottom), 1.0)
+    return maxs, mins
+
+
+def check_not_silent(maxs: np.ndarray, mins: np.ndarray, first: float) -> None:
+    """Refuse digital silence (peak < -100 dBFS) and a constant DC offset (no
+    channel moves by -100 dBFS), from the per-channel extremes of the whole
+    (sanitised) signal; `first` is the first frame's largest value."""
+    peak = min(max(float(maxs.max()), -float(mins.min())), 1.0)
     if peak < SILENCE_PEAK:
         what = "digital silence" if peak == 0 else f"silent (peak {20 * np.log10(peak):.0f} dBFS)"
         raise AudioError(f"the audio is {what}; nothing to analyze")
@@ -133,5 +147,5 @@ def _clip_and_check_not_silent(samples: np.ndarray) -> None:
     # the filters' start-up transient
     swing = float((maxs - mins).max())
     if swing < SILENCE_PEAK:
-        raise AudioError(f"the audio is a constant DC offset ({float(samples[0].max()):+.2f}) "
+        raise AudioError(f"the audio is a constant DC offset ({first:+.2f}) "
                          "with no sound; nothing to analyze")

@@ -27,18 +27,9 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
                     parallel: bool = True) -> tuple[np.ndarray, bool]:
     """FLAC/MP3 through libsndfile, block-wise into one buffer, never past the
     duration limit. A stream that breaks off keeps what decoded (truncated)."""
-    cap = int(MAX_DURATION_S * info.sample_rate) + 1
-    start = _id3_end(data) if info.container == "flac" and bytes(data[:3]) == b"ID3" else 0
+    cap = frame_cap(info)
     name = CONTAINER_NAMES[info.container]
-    payload = bytes(memoryview(data)[start:]) if start else data
-    handle = _open_soundfile(payload, name)
-    if info.container == "mp3" and info.frames and handle.frames < info.frames - 2304:
-        # libsndfile under-estimated an untagged MP3 and would stop reading there
-        sync = _mp3_first_frame(data)
-        tagged = _with_frame_count(data, sync, info.frames) if sync is not None else None
-        if tagged is not None:
-            handle.close()
-            handle = _open_soundfile(tagged, name)
+    handle, payload = open_stream(data, info)
     # a header's length is believed up to what the bytes could plausibly hold:
     # a 16 KiB FLAC claiming 19 minutes must not reserve 19 minutes of samples
     plausible = max(_BLOCK_FRAMES, _PLAUSIBLE_FRAMES_PER_BYTE * len(payload))
@@ -117,6 +108,29 @@ def _decode_flac_in_halves(handle: sf.SoundFile, payload: bytes) -> np.ndarray |
         first_ok = read(handle, 0, middle)
         ok = later.result() and first_ok
     return out if ok else None
+
+
+def frame_cap(info: AudioInfo) -> int:
+    """Frames past which a stream is refused (20 minutes + 1 frame)."""
+    return int(MAX_DURATION_S * info.sample_rate) + 1
+
+
+def open_stream(data: bytes, info: AudioInfo) -> tuple[sf.SoundFile, bytes]:
+    """(libsndfile handle, the bytes it reads) of a FLAC or MP3: a FLAC's ID3
+    tag skipped, an untagged MP3 whose length libsndfile under-estimates given
+    a Xing frame with the walked count (so the whole stream is read)."""
+    start = _id3_end(data) if info.container == "flac" and bytes(data[:3]) == b"ID3" else 0
+    name = CONTAINER_NAMES[info.container]
+    payload = bytes(memoryview(data)[start:]) if start else data
+    handle = _open_soundfile(payload, name)
+    if info.container == "mp3" and info.frames and handle.frames < info.frames - 2304:
+        # libsndfile under-estimated an untagged MP3 and would stop reading there
+        sync = _mp3_first_frame(data)
+        tagged = _with_frame_count(data, sync, info.frames) if sync is not None else None
+        if tagged is not None:
+            handle.close()
+            handle = _open_soundfile(tagged, name)
+    return handle, payload
 
 
 def _open_soundfile(data: bytes, name: str) -> sf.SoundFile:

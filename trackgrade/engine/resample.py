@@ -1,0 +1,99 @@
+"""The analysis rate, and a resampler that reaches it chunk by chunk.
+
+Every spectral measure reads at most 20 kHz (the top of the `air` band), so
+44.1 or 48 kHz is enough to analyse: audio above 48 kHz is analysed at
+44.1 kHz (the 44.1 kHz family: 88.2, 176.4 kHz) or 48 kHz (any other rate),
+while what depends on the native samples (loudness, true peak, sample peak,
+clipping, the channel Gram matrix) is measured at the native rate
+(`engine.native`).
+
+`Resampler` is scipy's `resample_poly` (the same Kaiser-windowed low-pass,
+the same output samples to float32 rounding) taken chunk by chunk: each
+chunk is filtered with `upfirdn` together with the last input frames the
+filter still reaches, so the memory is that of one chunk whatever the length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.signal import firwin, upfirdn
+
+MAX_ANALYSIS_RATE = 48000        # Hz: above this, the analysis runs resampled
+_FAMILY_44K = 44100
+
+
+def analysis_rate(sample_rate: int) -> int:
+    """The rate an analysis of audio at `sample_rate` runs at: the native rate
+    up to 48 kHz; 44.1 kHz for multiples of 44.1 kHz above it; else 48 kHz."""
+    if sample_rate <= MAX_ANALYSIS_RATE:
+        return sample_rate
+    return _FAMILY_44K if sample_rate % _FAMILY_44K == 0 else MAX_ANALYSIS_RATE
+
+
+class Resampler:
+    """`resample_poly(x, up, down, axis=0)` of a signal fed in chunks.
+
+    `feed(chunk)` takes float32 (frames, channels) and returns the output
+    frames that are complete; `flush()` the rest. The outputs concatenated
+    are ceil(n * up / down) frames, as `resample_poly`'s (zeros beyond the
+    signal, as its default padding)."""
+
+    def __init__(self, rate_in: int, rate_out: int, channels: int) -> None:
+        g = math.gcd(rate_in, rate_out)
+        self.up, self.down = rate_out // g, rate_in // g
+        up, down = self.up, self.down
+        half_len = 10 * max(up, down)
+        h = firwin(2 * half_len + 1, 1.0 / max(up, down), window=("kaiser", 5.0)) * up
+        # zeros in front put the output samples on the input grid: output m is
+        # the causal output m + `_skip` (resample_poly's n_pre_pad/n_pre_remove)
+        pre = down - half_len % down
+        self._h = np.concatenate([np.zeros(pre), h]).astype(np.float32)
+        self._skip = (half_len + pre) // down
+        # input frames kept from one chunk to the next: all the filter reaches,
+        # a whole number of `down` periods
+        reach = -(-self._h.size // up)
+        self._keep = -(-reach // down) * down
+        self._history = np.zeros((self._keep, channels), dtype=np.float32)
+        self._pending = np.zeros((0, channels), dtype=np.float32)
+        self._frames_in = 0
+        self._frames_out = 0            # causal outputs produced (skipped ones included)
+
+    def feed(self, chunk: np.ndarray) -> np.ndarray:
+        """The resampled frames `chunk` completes (float32 (frames, channels))."""
+        self._frames_in += chunk.shape[0]
+        if self._pending.shape[0]:
+            chunk = np.concatenate([self._pending, chunk])
+        usable = chunk.shape[0] - chunk.shape[0] % self.down
+        self._pending = chunk[usable:].copy()
+        return self._filter(chunk[:usable])
+
+    def flush(self) -> np.ndarray:
+        """The last frames: the pending input and the filter's tail (zeros after the end)."""
+        wanted = -(-self._frames_in * self.up // self.down)     # resample_poly's length
+        tail = self._pending.shape[0]
+        needed = self._skip + wanted - self._frames_out          # causal outputs still to come
+        frames = max(tail, -(-needed * self.down // self.up))
+        padded = np.zeros((-(-frames // self.down) * self.down, self._history.shape[1]),
+                          dtype=np.float32)
+        padded[:tail] = self._pending
+        self._pending = padded[:0]
+        out = self._filter(padded)
+        excess = self._frames_out - self._skip - wanted
+        return out[:out.shape[0] - excess] if excess > 0 else out
+
+    def _filter(self, block: np.ndarray) -> np.ndarray:
+        """Causal outputs for `block` (a whole number of `down` periods), the
+        first `_skip` of the whole signal dropped."""
+        if block.shape[0] == 0:
+            return block[:0]
+        x = np.concatenate([self._history, block])
+        first = self._keep * self.up // self.down
+        count = block.shape[0] * self.up // self.down
+        y = upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
+        self._history = x[-self._keep:]
+        start = self._frames_out
+        self._frames_out += count
+        drop = max(0, self._skip - start)
+        return np.ascontiguousarray(y[drop:], dtype=np.float32)
