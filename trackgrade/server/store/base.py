@@ -42,6 +42,10 @@ is a fresh copy you may mutate freely (it is not written back until you
                  "expires_at" (Unix seconds) the store indexes; the app picks
                  the id (e.g. f"{key_id}:{idempotency_key}").
     settings     small switches, e.g. {"id": "maintenance", "on": true}.
+    uploads      {"id": <analysis id>, "at": <deadline>}: analyses awaiting
+                 their bytes, indexed by deadline (the sweeper's question).
+    jobs         {"id": <analysis id>, "at", "node"}: bytes accepted, work not
+                 finished (recovered at start). See server/lifecycle/markers.py.
     counters     small shared counters, e.g. a key's rate window
                  {"id": "rate:<key id>", "window", "count"} (ratelimit.py).
 
@@ -92,7 +96,7 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
-    "deliveries", "counters",
+    "deliveries", "counters", "uploads", "jobs",
 )
 
 
@@ -133,6 +137,9 @@ INDEXES: tuple[Index, ...] = (
     Index("analyses.by_key", "analyses", ("key_id",), ("created_at",)),
     Index("analyses.in_flight", "analyses", ("key_id",), ("created_at",),
           where=("status", "processing")),
+    Index("analyses.test_by_created", "analyses", (), ("created_at",),
+          where=("livemode", False)),
+    Index("uploads.by_deadline", "uploads", (), ("at",)),
     Index("events.pending", "events", (), ("next_attempt_at",), where=("state", "pending")),
     Index("events.by_created", "events", (), ("created",)),
     Index("idempotency.by_expiry", "idempotency", (), ("expires_at",)),
