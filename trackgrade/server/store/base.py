@@ -101,9 +101,20 @@ COLLECTIONS: tuple[str, ...] = (
 
 
 class StoreError(Exception):
-    """The storage itself failed (unreadable data directory, corrupt files,
-    disk full). Not a TrackgradeError: the app answers it as a 500
-    `api_error`, the admin CLI as exit code 2."""
+    """The storage itself failed (unreadable data directory, damaged files,
+    disk full, database down). Not a TrackgradeError: the app answers it as
+    503 `service_unavailable` with Retry-After, the admin CLI as exit code 2."""
+
+
+class StoreDamage(StoreError):
+    """A damaged byte in the store's files: one line naming the file and the
+    offset of the record that holds it. Raised instead of ever dropping (or
+    truncating) acknowledged data."""
+
+    def __init__(self, path, offset: int, reason: str) -> None:
+        super().__init__(f"store damaged: {path} at offset {offset}: {reason}; nothing was "
+                         "changed (`trackgrade admin store check` lists the damage)")
+        self.path, self.offset, self.reason = str(path), offset, reason
 
 
 @dataclass(frozen=True)
