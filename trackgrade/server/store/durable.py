@@ -155,7 +155,7 @@ class TinyDBStore(MemoryStore):
         unread = list(journals)
         try:
             if snapshot_fd is not None:
-                self._load_snapshot(state, snapshot_fd)
+                self._load_snapshot(state, snapshot_fd, self._snapshot_name)
             while len(unread) > 1:
                 generation, fd = unread.pop(0)
                 self._replay_final(state, fd, _journal_path(self.root, generation))
@@ -178,6 +178,7 @@ class TinyDBStore(MemoryStore):
         self._remove_stale(temps)
         base = snapshots[-1] if snapshots else (journals[0] if journals else 0)
         snapshot_fd = os.open(_snapshot_path(self.root, base), os.O_RDONLY) if snapshots else None
+        self._snapshot_name = _snapshot_path(self.root, base)
         wanted = [g for g in journals if g >= base]
         if not wanted:
             fd = os.open(_journal_path(self.root, base), os.O_RDWR | os.O_CREAT, 0o600)
@@ -202,10 +203,10 @@ class TinyDBStore(MemoryStore):
             finally:
                 os.close(fd)
 
-    def _load_snapshot(self, state: State, fd: int) -> None:
+    def _load_snapshot(self, state: State, fd: int, name: Path) -> None:
         path = Path(f"/proc/self/fd/{fd}")
         try:
-            header, blocks = read_snapshot(path)
+            header, blocks = read_snapshot(path, name=name)
             wanted = current_fields()
             stored = header.get("fields") or {}
 

@@ -104,13 +104,16 @@ def _line(value: dict) -> bytes:
     return b"%08x %s\n" % (zlib.crc32(payload), payload)
 
 
-def read_snapshot(path: Path) -> tuple[dict, Iterator[tuple[str, list[dict], list[bytes]]]]:
+def read_snapshot(path: Path, *, name: str | os.PathLike | None = None
+                  ) -> tuple[dict, Iterator[tuple[str, list[dict], list[bytes]]]]:
     """The header and an iterator of (collection, metas, texts) blocks; the
     texts are the documents' JSON as bytes (what `json.loads` takes).
 
     Raises StoreDamage when a checksum fails, StoreError when the file is
-    not a complete snapshot."""
-    lines = _Lines(open(path, "rb"), path)
+    not a complete snapshot. `name`: the file's name in messages (when
+    `path` is a /proc/self/fd link)."""
+    lines = _Lines(open(path, "rb"), Path(name or path))
+    path = lines.path
     try:
         first = lines.take(1)[0]
         lines.checked = not first.startswith(b"{")
