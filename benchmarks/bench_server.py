@@ -87,7 +87,7 @@ def fill(data: Path, count: int) -> dict:
                     "key_id": owner["key_id"], "livemode": True, "created_at": created,
                     "status": "complete", "diagnosis_status": "ready", "external_id": f"ext-{i}",
                     "file_name": doc["file_name"], "mastering_status": "master",
-                    "completed_at": created, "phase": "done", "upload_token_hash": "",
+                    "completed_at": created, "phase": "done",
                     "upload_expires_at": 0, "credit_spent": True, "embed": False,
                     "error": None}
                 documents.render(row, doc)

@@ -1,15 +1,18 @@
 """One typed settings table for the server (and anything else that needs one).
 
 Every setting has a name, an environment variable, a type, a default and a
-help text; `load_settings(environ)` reads them from an *injected* mapping
-(never from `os.environ` behind the caller's back), so tests build settings
-from a plain dict. CLI flags override through `load_settings(..., **overrides)`.
+help text, written once: as a field of the `Settings` dataclass (its
+metadata holds the variable and the help). `SETTINGS`, the table the CLI
+help and the README test read, is derived from those fields.
+`load_settings(environ)` reads them from an *injected* mapping (never from
+`os.environ` behind the caller's back), so tests build settings from a
+plain dict. CLI flags override through `load_settings(..., **overrides)`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Mapping, get_type_hints
 
 
 @dataclass(frozen=True)
@@ -21,65 +24,87 @@ class Setting:
     help: str
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("data_dir", "TRACKGRADE_DATA", str, "./trackgrade-data",
-            "Directory holding the server's state (accounts, analyses, outbox)."),
-    Setting("host", "TRACKGRADE_HOST", str, "127.0.0.1", "Interface the server listens on."),
-    Setting("port", "TRACKGRADE_PORT", int, 8080, "TCP port the server listens on."),
-    Setting("workers", "TRACKGRADE_WORKERS", int, 1,
-            "Analysis worker processes (CPU-bound; one per spare core)."),
-    Setting("threads", "TRACKGRADE_THREADS", int, 8, "waitress request threads."),
-    Setting("queue_size", "TRACKGRADE_QUEUE_SIZE", int, 4,
-            "Analyses queued beyond those running before the engine answers 503 "
-            "engine_at_capacity."),
-    Setting("docs_url", "TRACKGRADE_DOCS_URL", str, "https://docs.trackgrade.dev/errors",
-            "Error reference; each error's doc_url is `{docs_url}#<code>`."),
-    Setting("public_base_url", "TRACKGRADE_PUBLIC_BASE_URL", str, "",
-            "Absolute base URL (scheme://host[:port]) used for upload URLs; "
-            "empty: built from the request's Host."),
-    Setting("upload_token_ttl", "TRACKGRADE_UPLOAD_TOKEN_TTL", int, 900,
-            "Lifetime of an upload token in seconds (upload.expires_in)."),
-    Setting("sweep_interval", "TRACKGRADE_SWEEP_INTERVAL", float, 5.0,
-            "Seconds between sweeps that fail analyses whose upload never came."),
-    Setting("max_json_bytes", "TRACKGRADE_MAX_JSON_BYTES", int, 64 * 1024,
-            "Largest JSON request body (413 request_too_large above)."),
-    Setting("max_upload_bytes", "TRACKGRADE_MAX_UPLOAD_BYTES", int, 200 * 1024 * 1024,
-            "Largest upload (bytes) before the per-format limits of spec section 8 "
-            "(413 file_too_large); waitress buffers up to this much per request, in memory."),
-    Setting("max_duration_seconds", "TRACKGRADE_MAX_DURATION", float, 20 * 60.0,
-            "Longest accepted track (413 file_rejected above)."),
-    Setting("rate_per_minute", "TRACKGRADE_RATE_PER_MINUTE", int, 30,
-            "Live keys: requests per key per minute."),
-    Setting("in_flight", "TRACKGRADE_IN_FLIGHT", int, 1,
-            "Live keys: analyses in flight per key."),
-    Setting("daily_quota", "TRACKGRADE_DAILY_QUOTA", int, 500,
-            "Live keys: analyses per key per UTC day."),
-    Setting("test_rate_per_minute", "TRACKGRADE_TEST_RATE_PER_MINUTE", int, 100,
-            "Test keys: requests per key per minute."),
-    Setting("test_in_flight", "TRACKGRADE_TEST_IN_FLIGHT", int, 20,
-            "Test keys: analyses in flight per key (no daily quota)."),
-    Setting("idempotency_ttl", "TRACKGRADE_IDEMPOTENCY_TTL", int, 24 * 3600,
-            "Seconds an Idempotency-Key replays its response."),
-    Setting("maintenance", "TRACKGRADE_MAINTENANCE", bool, False,
-            "Answer every API route with 503 service_unavailable."),
-    Setting("retry_after", "TRACKGRADE_RETRY_AFTER", int, 30,
-            "Retry-After seconds for 503 answers."),
-    Setting("database_url", "TRACKGRADE_DATABASE_URL", str, "",
-            "PostgreSQL URL (postgresql://user:pass@host/db): keep all state there instead "
-            "of the data directory; several servers may share it."),
-    Setting("node_id", "TRACKGRADE_NODE_ID", str, "",
-            "This server's name among those sharing a database (default host:port); a "
-            "restarted node recovers only the analyses its own name was computing."),
-    Setting("webhook_schedule", "TRACKGRADE_WEBHOOK_SCHEDULE", str, "",
-            "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
-            "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days)."),
-    Setting("webhook_concurrency", "TRACKGRADE_WEBHOOK_CONCURRENCY", int, 16,
-            "Webhook attempts in flight at once, all endpoints together."),
-    Setting("webhook_per_endpoint", "TRACKGRADE_WEBHOOK_PER_ENDPOINT", int, 4,
-            "Webhook attempts in flight to one endpoint (a slow one never holds more)."),
-    Setting("webhook_history", "TRACKGRADE_WEBHOOK_HISTORY", int, 1000,
-            "Delivered events kept for `admin events resend`; older ones are pruned."),
-)
+def setting(env: str, default: object, text: str):
+    """A `Settings` field: its default, environment variable and help text."""
+    return field(default=default, metadata={"env": env, "help": text})
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: str = setting("TRACKGRADE_DATA", "./trackgrade-data",
+        "Directory holding the server's state (accounts, analyses, outbox).")
+    host: str = setting("TRACKGRADE_HOST", "127.0.0.1",
+        "Interface the server listens on.")
+    port: int = setting("TRACKGRADE_PORT", 8080,
+        "TCP port the server listens on.")
+    workers: int = setting("TRACKGRADE_WORKERS", 1,
+        "Analysis worker processes (CPU-bound; one per spare core).")
+    threads: int = setting("TRACKGRADE_THREADS", 8,
+        "waitress request threads.")
+    queue_size: int = setting("TRACKGRADE_QUEUE_SIZE", 4,
+        "Analyses queued beyond those running before the engine answers 503 "
+        "engine_at_capacity.")
+    docs_url: str = setting("TRACKGRADE_DOCS_URL", "https://docs.trackgrade.dev/errors",
+        "Error reference; each error's doc_url is `{docs_url}#<code>`.")
+    public_base_url: str = setting("TRACKGRADE_PUBLIC_BASE_URL", "",
+        "Absolute base URL (scheme://host[:port]) used for upload URLs; "
+        "empty: built from the request's Host.")
+    upload_token_ttl: int = setting("TRACKGRADE_UPLOAD_TOKEN_TTL", 900,
+        "Lifetime of an upload token in seconds (upload.expires_in).")
+    sweep_interval: float = setting("TRACKGRADE_SWEEP_INTERVAL", 5.0,
+        "Seconds between sweeps that fail analyses whose upload never came.")
+    max_json_bytes: int = setting("TRACKGRADE_MAX_JSON_BYTES", 64 * 1024,
+        "Largest JSON request body (413 request_too_large above).")
+    max_upload_bytes: int = setting("TRACKGRADE_MAX_UPLOAD_BYTES", 200 * 1024 * 1024,
+        "Largest upload (bytes) before the per-format limits of spec section 8 "
+        "(413 file_too_large); waitress buffers up to this much per request, in memory.")
+    max_duration_seconds: float = setting("TRACKGRADE_MAX_DURATION", 20 * 60.0,
+        "Longest accepted track (413 file_rejected above).")
+    rate_per_minute: int = setting("TRACKGRADE_RATE_PER_MINUTE", 30,
+        "Live keys: requests per key per minute.")
+    in_flight: int = setting("TRACKGRADE_IN_FLIGHT", 1,
+        "Live keys: analyses in flight per key.")
+    daily_quota: int = setting("TRACKGRADE_DAILY_QUOTA", 500,
+        "Live keys: analyses per key per UTC day.")
+    test_rate_per_minute: int = setting("TRACKGRADE_TEST_RATE_PER_MINUTE", 100,
+        "Test keys: requests per key per minute.")
+    test_in_flight: int = setting("TRACKGRADE_TEST_IN_FLIGHT", 20,
+        "Test keys: analyses in flight per key (no daily quota).")
+    idempotency_ttl: int = setting("TRACKGRADE_IDEMPOTENCY_TTL", 24 * 3600,
+        "Seconds an Idempotency-Key replays its response.")
+    maintenance: bool = setting("TRACKGRADE_MAINTENANCE", False,
+        "Answer every API route with 503 service_unavailable.")
+    retry_after: int = setting("TRACKGRADE_RETRY_AFTER", 30,
+        "Retry-After seconds for 503 answers.")
+    database_url: str = setting("TRACKGRADE_DATABASE_URL", "",
+        "PostgreSQL URL (postgresql://user:pass@host/db): keep all state there instead "
+        "of the data directory; several servers may share it.")
+    node_id: str = setting("TRACKGRADE_NODE_ID", "",
+        "This server's name among those sharing a database (default host:port); a "
+        "restarted node recovers only the analyses its own name was computing.")
+    webhook_schedule: str = setting("TRACKGRADE_WEBHOOK_SCHEDULE", "",
+        "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
+        "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days).")
+    webhook_concurrency: int = setting("TRACKGRADE_WEBHOOK_CONCURRENCY", 16,
+        "Webhook attempts in flight at once, all endpoints together.")
+    webhook_per_endpoint: int = setting("TRACKGRADE_WEBHOOK_PER_ENDPOINT", 4,
+        "Webhook attempts in flight to one endpoint (a slow one never holds more).")
+    webhook_history: int = setting("TRACKGRADE_WEBHOOK_HISTORY", 1000,
+        "Delivered events kept for `admin events resend`; older ones are pruned.")
+    test_retention_days: float = setting("TRACKGRADE_TEST_RETENTION_DAYS", 7.0,
+        "Days test-mode analyses are kept; the sweeper then deletes them (0: keep forever).")
+
+    def replace(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+
+def _table() -> tuple[Setting, ...]:
+    types = get_type_hints(Settings)
+    return tuple(Setting(f.name, f.metadata["env"], types[f.name], f.default, f.metadata["help"])
+                 for f in fields(Settings))
+
+
+SETTINGS: tuple[Setting, ...] = _table()
 
 
 def _parse(setting: Setting, raw: str) -> object:
@@ -96,40 +121,6 @@ def _parse(setting: Setting, raw: str) -> object:
         raise ValueError(f"{setting.env}: expected {setting.type.__name__}, given {raw!r}") from None
 
 
-@dataclass(frozen=True)
-class Settings:
-    data_dir: str = "./trackgrade-data"
-    host: str = "127.0.0.1"
-    port: int = 8080
-    workers: int = 1
-    threads: int = 8
-    queue_size: int = 4
-    docs_url: str = "https://docs.trackgrade.dev/errors"
-    public_base_url: str = ""
-    upload_token_ttl: int = 900
-    sweep_interval: float = 5.0
-    max_json_bytes: int = 64 * 1024
-    max_upload_bytes: int = 200 * 1024 * 1024
-    max_duration_seconds: float = 20 * 60.0
-    rate_per_minute: int = 30
-    in_flight: int = 1
-    daily_quota: int = 500
-    test_rate_per_minute: int = 100
-    test_in_flight: int = 20
-    idempotency_ttl: int = 24 * 3600
-    maintenance: bool = False
-    retry_after: int = 30
-    database_url: str = ""
-    node_id: str = ""
-    webhook_schedule: str = ""
-    webhook_concurrency: int = 16
-    webhook_per_endpoint: int = 4
-    webhook_history: int = 1000
-
-    def replace(self, **changes) -> "Settings":
-        return replace(self, **changes)
-
-
 def load_settings(environ: Mapping[str, str] | None = None, **overrides) -> Settings:
     """Settings from `environ` (an injected mapping; empty when None), then
     `overrides` (CLI flags; a None override is ignored)."""
@@ -140,13 +131,3 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides) -> Sett
     if unknown:
         raise TypeError(f"unknown settings: {sorted(unknown)}")
     return Settings(**values)
-
-
-def _check_table() -> None:
-    names = [f.name for f in fields(Settings)]
-    assert names == [s.name for s in SETTINGS], "SETTINGS and Settings disagree"
-    for s, f in zip(SETTINGS, fields(Settings)):
-        assert s.default == f.default, f"default of {s.name} disagrees"
-
-
-_check_table()

@@ -29,6 +29,8 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "method_not_allowed": (405, "invalid_request_error"),
     "idempotency_key_reused": (409, "invalid_request_error"),
     "idempotency_request_in_progress": (409, "invalid_request_error"),
+    "analysis_canceled": (409, "invalid_request_error"),
+    "analysis_not_cancelable": (409, "invalid_request_error"),
     "file_rejected": (413, "invalid_request_error"),
     "file_too_large": (413, "invalid_request_error"),
     "request_too_large": (413, "invalid_request_error"),

@@ -201,11 +201,10 @@ def test_a_node_killed_with_sigkill_loses_nothing_the_other_serves(postgres_serv
         store = open_store(database=database, pool_size=2)
         with store.transaction() as txn:                           # (held, as b would)
             row = txn.get("analyses", others["id"])
-            row.update(phase="uploaded", upload_token_hash="")
+            row.update(phase="uploaded")
             txn.put("analyses", row)
-            txn.put("settings", {"id": f"server.job:{others['id']}", "analysis_id": others["id"],
-                                 "at": time.time(), "node": "node-b"})
-            txn.delete("settings", f"server.upload:{others['id']}")
+            txn.put("jobs", {"id": others["id"], "at": time.time(), "node": "node-b"})
+            txn.delete("uploads", others["id"])
         store.close()
         # everything a acknowledged, b serves
         assert b("GET", f"/v1/analyses/{done['id']}", key=test_key).json["status"] == "complete"

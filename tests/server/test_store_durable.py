@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tinydb import TinyDB
 
 from trackgrade.server import queries
 from trackgrade.server.store import open_store
+from trackgrade.server.store.base import StoreDamage
 from trackgrade.server.store.snapshot import SnapshotStorage
 
 PYTHON = sys.executable
@@ -106,7 +108,7 @@ def test_a_torn_last_line_is_ignored_then_cut_away(tmp_path):
         assert [a["id"] for a in store.scan("accounts")] == ["a1", "a2"]
 
 
-def test_a_line_with_a_bad_checksum_is_not_applied(tmp_path):
+def test_a_whole_line_with_a_bad_checksum_refuses_to_open_naming_file_and_offset(tmp_path):
     with open_store(tmp_path) as store:
         with store.transaction() as txn:
             txn.put("accounts", {"id": "a1", "credits": 1})
@@ -114,9 +116,12 @@ def test_a_line_with_a_bad_checksum_is_not_applied(tmp_path):
             txn.put("accounts", {"id": "a1", "credits": 2})
     path = Path(journals(tmp_path)[-1])
     data = path.read_bytes()
-    path.write_bytes(data[:-3] + (b"9" if data[-3:-2] != b"9" else b"8") + data[-2:])
-    with open_store(tmp_path) as store:
-        assert store.get("accounts", "a1")["credits"] == 1
+    damaged = data[:-3] + (b"9" if data[-3:-2] != b"9" else b"8") + data[-2:]
+    path.write_bytes(damaged)
+    first = len(data.split(b"\n")[0]) + 1
+    with pytest.raises(StoreDamage, match=f"{path} at offset {first}:"):
+        open_store(tmp_path)
+    assert path.read_bytes() == damaged           # acknowledged data is never silently dropped
 
 
 def test_compaction_keeps_everything_and_a_lagging_reader_catches_up(tmp_path):
@@ -214,6 +219,12 @@ def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(tmp_path):
     assert len(glob.glob(str(tmp_path / "*.tmp"))) <= len(leftovers)
 
 
+def signed(value: dict) -> bytes:
+    """A snapshot line rewritten on purpose, with its checksum."""
+    payload = json.dumps(value, separators=(",", ":")).encode()
+    return b"%08x %s" % (zlib.crc32(payload), payload)
+
+
 def test_a_snapshot_written_with_other_index_fields_is_reindexed(tmp_path):
     with open_store(tmp_path) as store:
         with store.transaction() as txn:
@@ -224,15 +235,15 @@ def test_a_snapshot_written_with_other_index_fields_is_reindexed(tmp_path):
         store.compact()
     snapshot = Path(glob.glob(str(tmp_path / "snapshot-*.jsonl"))[0])
     lines = snapshot.read_bytes().split(b"\n")
-    header = json.loads(lines[0])
+    header = json.loads(lines[0][9:])                   # "<crc> {json}" (snapshot.py)
     header["fields"]["analyses"] = ["id", "account_id"]   # an older release indexed less
-    lines[0] = json.dumps(header).encode()
-    block = json.loads(lines[1])
+    lines[0] = signed(header)
+    block = json.loads(lines[1][9:])
     assert block["collection"] == "accounts"
-    analyses_at = next(n for n, line in enumerate(lines) if line.startswith(b'{"collection":"analyses"'))
-    block = json.loads(lines[analyses_at])
+    analyses_at = next(n for n, line in enumerate(lines) if line[9:].startswith(b'{"collection":"analyses"'))
+    block = json.loads(lines[analyses_at][9:])
     block["meta"] = [row[:2] for row in block["meta"]]
-    lines[analyses_at] = json.dumps(block).encode()
+    lines[analyses_at] = signed(block)
     snapshot.write_bytes(b"\n".join(lines))
     with open_store(tmp_path) as store:
         assert queries.count_in_flight(store, "k") == 5

@@ -54,7 +54,10 @@ webhooks_app = typer.Typer(name="webhooks", no_args_is_help=True,
                                 "secrets.")
 events_app = typer.Typer(name="events", no_args_is_help=True,
                          help="Deliver a recent webhook event again.")
+store_app = typer.Typer(name="store", no_args_is_help=True,
+                        help="Check the data directory's store files for damage.")
 app.add_typer(keys_app, name="keys")
+app.add_typer(store_app, name="store")
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(events_app, name="events")
 
@@ -385,3 +388,31 @@ def migrate(
     for collection, n in counts.items():
         typer.echo(f"{collection:12} {n['source']:>9} copied, {n['target']:>9} in the database")
     typer.echo("Migrated: every count matches. Start the servers with --database.")
+
+
+@store_app.command("check")
+def store_check(data: DataOption = None, as_json: JsonOption = False) -> None:
+    """Report damage in every snapshot and journal of a data directory, changing
+    nothing (safe while a server runs). Exit 0 intact, 1 damaged, 2 unreadable."""
+    from trackgrade.cli.errors import EXIT_BAD
+    from trackgrade.server.store.check import check_data_dir
+
+    root = admin.data_dir(data)
+    if not root.is_dir():
+        print_error(f"no data directory at {root}")
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        reports = check_data_dir(root)
+    except _store.StoreError as exc:
+        print_error(str(exc))
+        raise typer.Exit(EXIT_USAGE) from None
+    damaged = [r for r in reports if not r.ok]
+    if as_json:
+        _emit({"data_dir": str(root), "ok": not damaged, "files": [r.as_dict() for r in reports]})
+    else:
+        for report in reports:
+            typer.echo(report.line())
+        typer.echo(f"{len(damaged)} of {len(reports)} files damaged in {root}" if damaged
+                   else f"Intact: {len(reports)} files in {root}.")
+    if damaged:
+        raise typer.Exit(EXIT_BAD)

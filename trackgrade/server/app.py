@@ -126,7 +126,8 @@ def create_app(settings: Settings, *, store: Store | None = None,
     lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
                           upload_ttl=settings.upload_token_ttl,
                           idempotency_ttl=settings.idempotency_ttl,
-                          node=node_name(settings))
+                          node=node_name(settings),
+                          test_retention_days=settings.test_retention_days)
     window = StoreMinuteWindow(store, clock) if getattr(store, "shared", False) \
         else MinuteWindow(clock)
     ctx = ServerContext(settings=settings, store=store, clock=clock, executor=executor,

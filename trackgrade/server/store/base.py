@@ -42,6 +42,10 @@ is a fresh copy you may mutate freely (it is not written back until you
                  "expires_at" (Unix seconds) the store indexes; the app picks
                  the id (e.g. f"{key_id}:{idempotency_key}").
     settings     small switches, e.g. {"id": "maintenance", "on": true}.
+    uploads      {"id": <analysis id>, "at": <deadline>}: analyses awaiting
+                 their bytes, indexed by deadline (the sweeper's question).
+    jobs         {"id": <analysis id>, "at", "node"}: bytes accepted, work not
+                 finished (recovered at start). See server/lifecycle/markers.py.
     counters     small shared counters, e.g. a key's rate window
                  {"id": "rate:<key id>", "window", "count"} (ratelimit.py).
 
@@ -92,14 +96,25 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
-    "deliveries", "counters",
+    "deliveries", "counters", "uploads", "jobs",
 )
 
 
 class StoreError(Exception):
-    """The storage itself failed (unreadable data directory, corrupt files,
-    disk full). Not a TrackgradeError: the app answers it as a 500
-    `api_error`, the admin CLI as exit code 2."""
+    """The storage itself failed (unreadable data directory, damaged files,
+    disk full, database down). Not a TrackgradeError: the app answers it as
+    503 `service_unavailable` with Retry-After, the admin CLI as exit code 2."""
+
+
+class StoreDamage(StoreError):
+    """A damaged byte in the store's files: one line naming the file and the
+    offset of the record that holds it. Raised instead of ever dropping (or
+    truncating) acknowledged data."""
+
+    def __init__(self, path, offset: int, reason: str) -> None:
+        super().__init__(f"store damaged: {path} at offset {offset}: {reason}; nothing was "
+                         "changed (`trackgrade admin store check` lists the damage)")
+        self.path, self.offset, self.reason = str(path), offset, reason
 
 
 @dataclass(frozen=True)
@@ -133,6 +148,9 @@ INDEXES: tuple[Index, ...] = (
     Index("analyses.by_key", "analyses", ("key_id",), ("created_at",)),
     Index("analyses.in_flight", "analyses", ("key_id",), ("created_at",),
           where=("status", "processing")),
+    Index("analyses.test_by_created", "analyses", (), ("created_at",),
+          where=("livemode", False)),
+    Index("uploads.by_deadline", "uploads", (), ("at",)),
     Index("events.pending", "events", (), ("next_attempt_at",), where=("state", "pending")),
     Index("events.by_created", "events", (), ("created",)),
     Index("idempotency.by_expiry", "idempotency", (), ("expires_at",)),

@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Iterator
 
 from trackgrade.server.store.base import COLLECTIONS, StoreError
-from trackgrade.server.store.journal import apply_ops, encode_line, read_transactions
+from trackgrade.server.store.journal import (
+    apply_ops, encode_line, mend_tail, read_transactions, tail_state,
+)
 from trackgrade.server.store.memory import MemoryStore, State, meta_of
 from trackgrade.server.store.snapshot import (
     current_fields, fsync_dir, read_snapshot, write_snapshot,
@@ -103,6 +105,8 @@ class TinyDBStore(MemoryStore):
         try:
             self._load()
         except BaseException:
+            if self._jfd is not None:
+                os.close(self._jfd)
             os.close(self._lockfd)
             raise
 
@@ -148,12 +152,17 @@ class TinyDBStore(MemoryStore):
         except OSError as exc:
             raise StoreError(f"cannot read data directory {self.root}: {exc}") from None
         state = State()
-        if snapshot_fd is not None:
-            self._load_snapshot(state, snapshot_fd)
-        for _generation, fd in journals[:-1]:
-            for ops, _ in read_transactions(fd, 0):
-                apply_ops(state, ops)
-            os.close(fd)
+        unread = list(journals)
+        try:
+            if snapshot_fd is not None:
+                self._load_snapshot(state, snapshot_fd, self._snapshot_name)
+            while len(unread) > 1:
+                generation, fd = unread.pop(0)
+                self._replay_final(state, fd, _journal_path(self.root, generation))
+        except BaseException:
+            for _generation, fd in unread:
+                os.close(fd)
+            raise
         if self._jfd is not None:
             os.close(self._jfd)
         self._generation, self._jfd = journals[-1]
@@ -169,6 +178,7 @@ class TinyDBStore(MemoryStore):
         self._remove_stale(temps)
         base = snapshots[-1] if snapshots else (journals[0] if journals else 0)
         snapshot_fd = os.open(_snapshot_path(self.root, base), os.O_RDONLY) if snapshots else None
+        self._snapshot_name = _snapshot_path(self.root, base)
         wanted = [g for g in journals if g >= base]
         if not wanted:
             fd = os.open(_journal_path(self.root, base), os.O_RDWR | os.O_CREAT, 0o600)
@@ -193,10 +203,10 @@ class TinyDBStore(MemoryStore):
             finally:
                 os.close(fd)
 
-    def _load_snapshot(self, state: State, fd: int) -> None:
+    def _load_snapshot(self, state: State, fd: int, name: Path) -> None:
         path = Path(f"/proc/self/fd/{fd}")
         try:
-            header, blocks = read_snapshot(path)
+            header, blocks = read_snapshot(path, name=name)
             wanted = current_fields()
             stored = header.get("fields") or {}
 
@@ -211,9 +221,27 @@ class TinyDBStore(MemoryStore):
         finally:
             os.close(fd)
 
+    @staticmethod
+    def _replay_final(state: State, fd: int, path: Path) -> None:
+        """Replay a rotated (final) journal whole; its tail, if any, is a
+        crashed writer's: a whole record in it counts, a torn one is dropped."""
+        try:
+            offset = 0
+            for ops, offset in read_transactions(fd, 0, path=path):
+                apply_ops(state, ops)
+            kind, size, ops = tail_state(fd, offset)
+            if ops is not None:
+                apply_ops(state, ops)
+            elif kind == "torn":
+                log.warning("store: ignoring a torn write of %d bytes at offset %d of %s",
+                            size, offset, path)
+        finally:
+            os.close(fd)
+
     # -- following the journal ---------------------------------------------
     def _read_tail(self) -> None:
-        for ops, offset in read_transactions(self._jfd, self._offset):
+        path = _journal_path(self.root, self._generation)
+        for ops, offset in read_transactions(self._jfd, self._offset, path=path):
             apply_ops(self._state, ops)
             self._offset = offset
 
@@ -253,12 +281,24 @@ class TinyDBStore(MemoryStore):
         self._lock_files()
         try:
             self._catch_up()
-            if os.fstat(self._jfd).st_size > self._offset:   # a crashed writer's torn line
-                os.ftruncate(self._jfd, self._offset)
-                os.fsync(self._jfd)
+            self._mend()
         except BaseException:
             self._unlock_files()
             raise
+
+    def _mend(self) -> None:
+        """Under the exclusive lock, after catching up: what follows the last
+        whole record is a crashed writer's. A torn write is truncated (never
+        more: damage before it raised while catching up); a whole record
+        whose newline was lost gets it back and is applied."""
+        if os.fstat(self._jfd).st_size == self._offset:
+            return
+        kind = mend_tail(self._jfd, self._offset)
+        log.warning("store: %s tail after offset %d of %s %s", kind, self._offset,
+                    _journal_path(self.root, self._generation),
+                    "dropped (a crashed write)" if kind == "torn" else "restored")
+        if kind != "torn":
+            self._read_tail()
 
     def _commit(self, ops: dict) -> None:
         line = encode_line(ops)
@@ -299,6 +339,7 @@ class TinyDBStore(MemoryStore):
     def _rotate(self) -> threading.Thread:
         with self._flocked():
             self._catch_up()
+            self._mend()
             generation = self._generation + 1
             fd = os.open(_journal_path(self.root, generation), os.O_RDWR | os.O_CREAT, 0o600)
             fsync_dir(self.root)

@@ -1,13 +1,21 @@
 """The append-only journal of the durable store: one line per transaction.
 
-    <crc32 of payload, 8 lowercase hex> <payload JSON>\\n
+    <crc32 of payload, 8 lowercase hex> <payload JSON>\n
     payload = {"ops": [["p", collection, id, meta, text], ["d", collection, id], ...]}
 
 `text` is the document's stored JSON text (a JSON string inside the line, so
 a replay never re-serialises documents); `meta` its index fields. A line is
-valid when it ends in a newline and its checksum matches; reading stops at
-the first invalid line (a torn write from a crash: the next writer truncates
-it away under the lock before appending).
+valid when it ends in a newline and its checksum matches.
+
+Damage is told apart from a torn write by the newline: a writer appends one
+whole line and fdatasyncs it before the transaction is acknowledged, so a
+crash can only leave an *unterminated* tail (the torn tail: never
+acknowledged, safe to drop; the next writer truncates it under the lock).
+A newline-terminated line that fails its checksum is damage: reading raises
+`StoreDamage` naming the file and the line's offset, and nothing behind
+it is ever truncated. A tail that is a whole valid record whose newline is
+missing (the last byte lost) is complete data: the writer restores the
+newline instead of dropping it (`tail_state`).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import os
 import zlib
 from typing import Iterator
 
+from trackgrade.server.store.base import StoreDamage
 from trackgrade.server.store.memory import State
 
 _CHUNK = 16 << 20
@@ -43,9 +52,10 @@ def decode_line(line: bytes) -> list | None:
         return None
 
 
-def read_transactions(fd: int, offset: int) -> Iterator[tuple[list, int]]:
-    """Yield (ops, offset after the line) for every valid line from `offset`,
-    stopping at end of file or at the first invalid line."""
+def read_transactions(fd: int, offset: int, *, path="journal") -> Iterator[tuple[list, int]]:
+    """Yield (ops, offset after the line) for every line from `offset` to
+    the last newline; an unterminated tail is left alone (see `tail_state`).
+    A terminated line that is not a valid record raises StoreDamage."""
     pending = b""
     position = offset
     while True:
@@ -60,11 +70,44 @@ def read_transactions(fd: int, offset: int) -> Iterator[tuple[list, int]]:
                 break
             ops = decode_line(data[start:end])
             if ops is None:
-                return
+                raise StoreDamage(path, position, "the record fails its checksum "
+                                    f"({end - start + 1} bytes)")
             position += end + 1 - start
             yield ops, position
             start = end + 1
         pending = data[start:]
+
+
+def tail_state(fd: int, offset: int) -> tuple[str, int, list | None]:
+    """What lies from `offset` (after the last whole record) to the end: its
+    kind, size and, for a whole record, its ops. Kinds: "clean" (nothing),
+    "torn" (a crashed write: drop it), or a whole valid record whose newline
+    is "missing" (append one) or "damaged" (its last byte replaced: restore
+    it). The last two are data: kept, never dropped."""
+    tail = os.pread(fd, _CHUNK, offset)
+    if not tail:
+        return "clean", 0, None
+    if len(tail) < _CHUNK:
+        for kind, line in (("missing", tail), ("damaged", tail[:-1])):
+            ops = decode_line(line)
+            if ops is not None:
+                return kind, len(tail), ops
+    return "torn", len(tail), None
+
+
+def mend_tail(fd: int, offset: int) -> str:
+    """Under the writer's lock: truncate a torn tail, restore the newline of
+    a whole record; returns what it found (see `tail_state`)."""
+    kind, size, _ = tail_state(fd, offset)
+    if kind == "torn":
+        os.ftruncate(fd, offset)
+    elif kind == "missing":
+        os.pwrite(fd, b"\n", offset + size)
+    elif kind == "damaged":
+        os.pwrite(fd, b"\n", offset + size - 1)
+    if kind != "clean":
+        os.fsync(fd)
+    return kind
 
 
 def apply_ops(state: State, ops: list) -> None:

@@ -5,13 +5,19 @@ JSON line, then the documents themselves, one compact JSON text per line, in
 the same order, so the store loads 100,000 analyses as text without building
 (and re-serialising) their dict trees:
 
-    {"trackgrade_snapshot": 1, "generation": G, "fields": {collection: [field, ...]}}
-    {"collection": "<name>", "count": N, "meta": [[<fields of doc 1>], ...]}
+    <crc> {"trackgrade_snapshot": 3, "generation": G, "fields": {collection: [field, ...]}}
+    <crc> {"collection": "<name>", "count": N, "meta": [[<fields of doc 1>], ...], "crc": C}
     <document 1>
     ...
     <document N>
     ... (the next collection)
-    {"end": <total documents>}
+    <crc> {"end": <total documents>}
+
+Checksums (CRC-32): `<crc>` (8 lowercase hex) covers the rest of its line,
+`C` the N document lines of the block (newlines included). A damaged byte
+anywhere raises `StoreDamage` naming the file and the offset of the line
+or block that holds it: a snapshot is never served mangled. Format 2 (no
+checksums, the same lines without `<crc> ` and "crc") is still read.
 
 `SnapshotStorage` is a `tinydb.Storage` over that format, so any snapshot
 opens in TinyDB for inspection or migration:
@@ -29,15 +35,17 @@ import fcntl
 import json
 import mmap
 import os
+import zlib
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from tinydb.storages import Storage
 
-from trackgrade.server.store.base import COLLECTIONS, StoreError, index_fields
+from trackgrade.server.store.base import COLLECTIONS, StoreDamage, StoreError, index_fields
 from trackgrade.server.store.memory import dumps, meta_of
 
-FORMAT = 2
+FORMAT = 3
+UNCHECKED_FORMAT = 2      # read for older data directories
 
 # {collection: ({id: text}, {id: meta})}: what a snapshot holds
 Frozen = Mapping[str, tuple[Mapping[str, str], Mapping[str, dict]]]
@@ -71,11 +79,16 @@ def write_snapshot(path: Path, generation: int, frozen: Frozen) -> int:
         for collection, (docs, metas) in frozen.items():
             names = fields[collection]
             ids = list(docs)
+            texts = [docs[i] if isinstance(docs[i], bytes) else docs[i].encode("ascii")
+                     for i in ids]
+            crc = 0
+            for text in texts:
+                crc = zlib.crc32(b"\n", zlib.crc32(text, crc))
             rows = [[metas[doc_id].get(name) for name in names] for doc_id in ids]
-            out.write(_line({"collection": collection, "count": len(ids), "meta": rows}))
-            for doc_id in ids:
-                text = docs[doc_id]
-                out.write(text if isinstance(text, bytes) else text.encode("ascii"))
+            out.write(_line({"collection": collection, "count": len(ids), "meta": rows,
+                             "crc": crc}))
+            for text in texts:
+                out.write(text)
                 out.write(b"\n")
             total += len(ids)
         out.write(_line({"end": total}))
@@ -87,21 +100,30 @@ def write_snapshot(path: Path, generation: int, frozen: Frozen) -> int:
 
 
 def _line(value: dict) -> bytes:
-    return dumps(value).encode("ascii") + b"\n"
+    payload = dumps(value).encode("ascii")
+    return b"%08x %s\n" % (zlib.crc32(payload), payload)
 
 
-def read_snapshot(path: Path) -> tuple[dict, Iterator[tuple[str, list[dict], list[bytes]]]]:
+def read_snapshot(path: Path, *, name: str | os.PathLike | None = None
+                  ) -> tuple[dict, Iterator[tuple[str, list[dict], list[bytes]]]]:
     """The header and an iterator of (collection, metas, texts) blocks; the
     texts are the documents' JSON as bytes (what `json.loads` takes).
 
-    Raises StoreError when the file is not a complete snapshot."""
-    lines = _Lines(open(path, "rb"), path)
+    Raises StoreDamage when a checksum fails, StoreError when the file is
+    not a complete snapshot. `name`: the file's name in messages (when
+    `path` is a /proc/self/fd link)."""
+    lines = _Lines(open(path, "rb"), Path(name or path))
+    path = lines.path
     try:
-        header = json.loads(lines.take(1)[0])
-        if header.get("trackgrade_snapshot") != FORMAT:
+        first = lines.take(1)[0]
+        lines.checked = not first.startswith(b"{")
+        header = lines.structure(first, 0)
+        if header.get("trackgrade_snapshot") != (FORMAT if lines.checked else UNCHECKED_FORMAT):
             raise ValueError("not a trackgrade snapshot (or another format version)")
     except (ValueError, UnicodeDecodeError, AttributeError, StoreError) as exc:
         lines.close()
+        if isinstance(exc, StoreDamage):
+            raise
         raise StoreError(f"unreadable snapshot {path}: {exc}") from None
     return header, _blocks(lines, header, path)
 
@@ -114,6 +136,7 @@ class _Lines:
 
     def __init__(self, handle, path: Path) -> None:
         self.handle, self.path = handle, path
+        self.checked = True
         size = os.fstat(handle.fileno()).st_size
         self.map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         self.position = 0
@@ -134,6 +157,36 @@ class _Lines:
         self.position = position
         return out
 
+    def structure(self, line: bytes, offset: int) -> dict:
+        """A header, block or end line, its checksum verified."""
+        if self.checked:
+            if len(line) < 10 or line[8:9] != b" ":
+                raise StoreDamage(self.path, offset, "a damaged line (no checksum)")
+            try:
+                good = int(line[:8], 16) == zlib.crc32(line[9:])
+            except ValueError:
+                good = False
+            if not good:
+                raise StoreDamage(self.path, offset, "the line fails its checksum")
+            line = line[9:]
+        value = json.loads(line)
+        if not isinstance(value, dict):
+            raise ValueError("a snapshot line is not an object")
+        return value
+
+    def check_range(self, start: int, end: int, crc: int, what: str) -> None:
+        """The bytes [start, end) against their block checksum."""
+        if not self.checked:
+            return
+        view = memoryview(self.map)[start:end] if isinstance(self.map, mmap.mmap) else b""
+        try:
+            found = zlib.crc32(view)
+        finally:
+            if isinstance(view, memoryview):
+                view.release()
+        if found != crc:
+            raise StoreDamage(self.path, start, f"{what} fail their checksum")
+
     def _release(self, upto: int) -> None:
         end = upto - upto % mmap.PAGESIZE
         if end > self.released and hasattr(self.map, "madvise"):
@@ -150,7 +203,8 @@ def _blocks(lines: _Lines, header: dict, path: Path) -> Iterator[tuple[str, list
     total = 0
     try:
         while True:
-            block = json.loads(lines.take(1)[0])
+            offset = lines.position
+            block = lines.structure(lines.take(1)[0], offset)
             if "end" in block:
                 if block["end"] != total:
                     raise StoreError(f"snapshot {path} is incomplete")
@@ -160,7 +214,10 @@ def _blocks(lines: _Lines, header: dict, path: Path) -> Iterator[tuple[str, list
             metas = [dict(zip(names, row)) for row in block["meta"]]
             if len(metas) != count:
                 raise StoreError(f"snapshot {path} is inconsistent")
+            start = lines.position
             texts = lines.take(count)
+            lines.check_range(start, lines.position, block.get("crc"),
+                              f"the {count} {collection} documents from here")
             total += count
             yield collection, metas, texts
     except (ValueError, KeyError, TypeError) as exc:
