@@ -12,6 +12,7 @@ from __future__ import annotations
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.grading.scores import AUDIBLE_LUFS
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         not_electronic_text, profile_name, target_name, targets)
 from trackgrade.model import Analysis, Diagnosis
@@ -135,7 +136,7 @@ def _sections_text(a: Analysis) -> str:
 
     def one(s, level):
         at = f"{s.label} at {clock(s.start)}"
-        return at + (f" ({level:.1f} LUFS)" if level is not None and level > -69.9 else "")
+        return at + (f" ({level:.1f} LUFS)" if level is not None and level > AUDIBLE_LUFS else "")
 
     described = ", ".join(one(s, v) for s, v in list(zip(secs, loud))[:8])
     more = f" and {len(secs) - 8} more sections" if len(secs) > 8 else ""
@@ -147,7 +148,7 @@ def _sections_text(a: Analysis) -> str:
                                          secs[i].end - secs[i].start))
         s = secs[main]
         text += f" The main drop at {clock(s.start)} lasts {s.end - s.start:.0f} s"
-        before = [v for v in loud[:main] if v is not None and v > -69.9]
+        before = [v for v in loud[:main] if v is not None and v > AUDIBLE_LUFS]
         if loud[main] is not None and before:
             text += f" and lands {loud[main] - min(before):.1f} LU above the quietest section before it"
         text += "."

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, Features
+from trackgrade.engine.loudness import SILENCE_LUFS
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 
 DANCE_WEIGHTS = {"tempo_fitness": 0.15, "beat_strength": 0.20, "rhythmic_energy": 0.15,
                  "bass_presence": 0.20, "groove_clarity": 0.15, "engine_dance": 0.15}
+AUDIBLE_LUFS = SILENCE_LUFS + 0.1    # a short-term value above the silence floor
 PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
                   "energy": 0.15, "structure": 0.20}
 
@@ -277,7 +279,7 @@ def loudness_spread(f: Features) -> float:
     st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
     skip = int(round(3.0 / max(f.loudness.curve_hop_s, 1e-3)))
     st = st[skip:] if st.size > skip + 10 else st
-    st = st[np.isfinite(st) & (st > -69.9)]
+    st = st[np.isfinite(st) & (st > AUDIBLE_LUFS)]
     if st.size < 5:
         return 0.0
     return float(np.percentile(st, 95) - np.percentile(st, 10))
@@ -285,14 +287,14 @@ def loudness_spread(f: Features) -> float:
 
 def section_loudness(f: Features, spans=None) -> list[float]:
     """Mean short-term loudness (LUFS) inside each (start, end) span, by
-    default the engine's sections; -70 for a span with no audible value."""
+    default the engine's sections; SILENCE_LUFS for a span with no audible value."""
     st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
     t = np.arange(st.size) * f.loudness.curve_hop_s
     spans = spans if spans is not None else [(s.start, s.end) for s in f.structure.sections]
     out = []
     for start, end in spans:
-        inside = st[(t >= start) & (t < end) & (st > -69.9)]
-        out.append(float(inside.mean()) if inside.size else -70.0)
+        inside = st[(t >= start) & (t < end) & (st > AUDIBLE_LUFS)]
+        out.append(float(inside.mean()) if inside.size else SILENCE_LUFS)
     return out
 
 
