@@ -125,6 +125,7 @@ class StructureSection:
 class StructureResult:
     sections: tuple[StructureSection, ...]
     score: int
+    judged: bool = True              # False for a part (under 60 s): arrangement not judged, not in `score`
 
 
 @dataclass(frozen=True)

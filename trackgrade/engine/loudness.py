@@ -34,14 +34,13 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from trackgrade.engine.features import Loudness
+from trackgrade.engine.features import SILENCE_LUFS, Loudness   # SILENCE_LUFS: the floor of every loudness value
 
 try:                                   # optional: pin BLAS to one thread (see single_thread_blas)
     from threadpoolctl import threadpool_limits
 except ImportError:                    # pragma: no cover - threadpoolctl ships with most stacks
     threadpool_limits = None
 
-SILENCE_LUFS = -70.0          # floor for every loudness value (the absolute gate)
 ABSOLUTE_GATE_LUFS = -70.0
 RELATIVE_GATE_LU = -10.0      # BS.1770-4 integrated loudness
 LRA_RELATIVE_GATE_LU = -20.0  # EBU Tech 3342

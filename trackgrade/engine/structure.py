@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from trackgrade.engine.features import Section, Structure
+from trackgrade.engine.features import SILENCE_LUFS, Section, Structure
 from trackgrade.engine.frames import Reduction, ShortFrames, bin_power, log_band_edges, segment_sums
-from trackgrade.engine.loudness import SILENCE_LUFS
 
 _N_BANDS = 12
 _MIN_SECTION_S = 8.0

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, Features
-from trackgrade.engine.loudness import SILENCE_LUFS
+from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, SILENCE_LUFS,
+                                        Features)
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 
@@ -349,14 +349,25 @@ def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar, *,
     return pens
 
 
+def judged_structure(duration_s: float) -> bool:
+    """Whether the arrangement is judged: not for a part (under limits.PART_MAX_S)."""
+    return duration_s >= L.PART_MAX_S
+
+
 def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool,
-             electronic_fit: float = 1.0) -> int:
+             electronic_fit: float = 1.0, structure_judged: bool = True) -> int:
     """The weighted blend of the pillars (scaled by `electronic_factor` for
-    music that is not electronic) minus the defect penalties, 0-100."""
+    music that is not electronic) minus the defect penalties, 0-100. A part
+    (`structure_judged` false) leaves the structure pillar out; the other
+    weights keep their proportions."""
     weights = dict(PILLAR_WEIGHTS)
     if not danceable:       # ambient: no dance floor to judge; mix and balance carry it
         shift = weights.pop("danceability")
         weights["mix_quality"] += shift / 2
         weights["frequency_balance"] += shift / 2
+    if not structure_judged:
+        weights.pop("structure")
+        total = sum(weights.values())
+        weights = {k: w / total for k, w in weights.items()}
     blend = sum(w * pillars[k] for k, w in weights.items()) * electronic_factor(electronic_fit)
     return int(round(np.clip(blend - sum(penalties.values()), 0, 100)))

@@ -168,8 +168,10 @@ def _scored(c: _Checker, doc: dict) -> None:
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
         c.string(g["target"], "genre.target", (*genre_keys, "reference"))
-        if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
-            c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
+        if g["detected"] in genre_keys:
+            family = genre_keys[g["detected"]]["name"]
+            if g["name"] not in (family, f"Not electronic (nearest: {family})"):
+                c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)
     if c.obj(doc["frequency"], "frequency", ("bands", "ideal", "centroid_hz", "score")):
         fr = doc["frequency"]
@@ -208,9 +210,11 @@ def _scored(c: _Checker, doc: dict) -> None:
 
 
 def _structure(c: _Checker, doc: dict) -> None:
-    if not c.obj(doc["structure"], "structure", ("sections", "score")):
+    if not c.obj(doc["structure"], "structure", ("sections", "score", "judged")):
         return
     c.integer(doc["structure"]["score"], "structure.score")
+    if not isinstance(doc["structure"]["judged"], bool):
+        c.fail("structure.judged", "expected a boolean")
     secs = doc["structure"]["sections"]
     if not isinstance(secs, list) or not secs:
         c.fail("structure.sections", "expected a non-empty array")

@@ -88,7 +88,9 @@ def schemas() -> dict:
         "structure": _obj({"sections": {"type": "array", "items": _obj({
             "start": _NUM, "end": _NUM,
             "label": {"enum": ["intro", "buildup", "drop", "breakdown", "outro"]},
-            "energy": _SCORE})}, "score": _SCORE}),
+            "energy": _SCORE})}, "score": _SCORE,
+            "judged": {"type": "boolean", "description": "false for a part (under 60 s): the "
+                       "arrangement is not judged and the structure pillar is not in score"}}),
         "danceability": _obj({"breakdown": _obj({k: _SCORE for k in (
             "tempo_fitness", "beat_strength", "rhythmic_energy", "bass_presence",
             "groove_clarity", "engine_dance")}), "score": _SCORE}),

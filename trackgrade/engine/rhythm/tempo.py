@@ -7,9 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trackgrade.engine.features import TEMPO_RELATIONS
 from trackgrade.engine.rhythm.metrical import metrical_level
 from trackgrade.engine.rhythm.periodicity import (BPM_MAX, BPM_MIN, autocorrelation, comb_scores,
                                                  interp_lags, loop_candidates, smooth3, tempo_prior)
+
+
+BAR_VIEW_BEATS = 4.0 / 0.75   # the comb reads lags up to 0.75 of the clip: a bar needs 5.33 beats
 
 
 @dataclass(frozen=True, eq=False)
@@ -19,6 +23,25 @@ class TempoEstimate:
     salience: float           # normalised autocorrelation at the beat lag, 0..1
     candidates: tuple         # ((bpm, score), ...) best first
     ac: np.ndarray | None = None   # the (blended) envelope autocorrelation the comb read
+
+
+def one_bar_tempo(bpm: float, duration_s: float | None) -> float:
+    """A clip too short for the comb to see a bar (under `BAR_VIEW_BEATS` beats
+    at the reading: its 4-beat lag lies past the comb's support) is a one-bar
+    part when its length, taken as 4 beats, is the reading or one of its
+    metrical relatives (octave, 3:2, 4:3) within 3 %: a break cut to the bar.
+    Its tempo is then 4 beats over its length (a 1.42 s break read at 130 is
+    168.7 BPM). A clip whose length is no relative of the reading (an excerpt
+    cut anywhere) keeps the reading."""
+    if not duration_s or duration_s <= 0 or duration_s * bpm / 60.0 >= BAR_VIEW_BEATS:
+        return bpm
+    bar = 240.0 / duration_s
+    if not BPM_MIN <= bar <= BPM_MAX:
+        return bpm
+    ratios = (1.0, 0.5, 2.0) + tuple(TEMPO_RELATIONS[k] for k in ("two_thirds", "three_halves",
+                                                                  "three_quarters", "four_thirds"))
+    related = min(abs(bar / (bpm * r) - 1.0) for r in ratios) <= 0.03
+    return float(bar) if related else bpm
 
 
 def estimate_tempo(env: np.ndarray, fps: float, low: np.ndarray | None = None,
@@ -53,6 +76,7 @@ def estimate_tempo(env: np.ndarray, fps: float, low: np.ndarray | None = None,
         if loop_score[j] >= 0.7 * score[i] and abs(loops[j] - bpm) > 0.01 * bpm:
             bpm = float(loops[j])
     bpm = metrical_level(ac, env, fps, bpm, duration_s)
+    bpm = one_bar_tempo(bpm, duration_s)
     salience = float(np.clip(interp_lags(ac, np.array([60.0 * fps / bpm]))[0], 0.0, 1.0))
     # confidence: how far the winner stands above the typical comb value
     base = float(np.median(comb[usable])) if usable.any() else 0.0
