@@ -170,8 +170,8 @@ ERRORS = {
     "dc_stereo.wav": (_dc_stereo, "unprocessable_audio", "constant DC offset"),
     "digital_silence.flac": (lambda: _enc(np.zeros((20 * R, 2)), fmt="FLAC"), "unprocessable_audio",
                              "digital silence"),
-    "just_short_1_99s.wav": (lambda: _enc(_music(1.99)), "unprocessable_audio", "too short"),
-    "truncated_1s.wav": (lambda: _enc(_music(20))[:44 + R * 4], "unprocessable_audio", "truncated"),
+    "just_short_0_99s.wav": (lambda: _enc(_music(0.99)), "unprocessable_audio", "too short"),
+    "truncated_half_s.wav": (lambda: _enc(_music(20))[:44 + R * 2], "unprocessable_audio", "truncated"),
     "flac_garbage_frames.flac": (_flac_garbage_frames, "unprocessable_audio", "could not be decoded"),
     "header_only.wav": (lambda: _enc(_music(20))[:44], "unprocessable_audio", "no audio"),
 }

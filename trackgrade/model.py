@@ -167,6 +167,8 @@ class StructureSection:
 class StructureResult:
     sections: tuple[StructureSection, ...] = spec(min_items=1)
     score: int = pct()
+    judged: bool = spec(default=True, description="false for a part (under 60 s): the "
+                        "arrangement is not judged and the structure pillar is not in score")
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def test_container_comes_from_the_bytes_not_the_name():
                                  ("MP3", "song.flac", "mp3"), ("AIFF", "song.wav", "aiff")):
         audio = decode(encode(x, 44100, fmt), file_name=name)
         assert audio.container == container
-    # the real mislabelled file: a float WAV named .mp3 (1.96 s, so too short to grade)
+    # the real mislabelled file: a float WAV named .mp3 (1.96 s)
     dali = (BAD_INPUT / "wrong_extension__dali_float_wav_named.mp3").read_bytes()
     assert sniff_container(dali) == "wav"
 
@@ -339,7 +339,7 @@ def test_random_damage_never_escapes_as_another_exception():
             except TrackgradeError as exc:
                 assert exc.code in ("unprocessable_audio", "file_rejected", "file_too_large")
             else:
-                assert audio.samples.dtype == np.float32 and audio.duration_s >= 2.0
+                assert audio.samples.dtype == np.float32 and audio.duration_s >= 1.0
                 assert np.isfinite(audio.samples).all() and np.abs(audio.samples).max() <= 1.0
 
 
@@ -483,11 +483,14 @@ def test_empty_tiny_and_garbage_inputs():
     expect_error(b"FORM\x00\x00\x00\x04AIFF", "unprocessable_audio", "COMM")
 
 
-def test_two_seconds_is_the_minimum():
-    assert decode(encode(tone(2.0, 44100), 44100, "WAV"), file_name="a.wav").frames == 88200
-    expect_error(encode(tone(1.99, 44100), 44100, "WAV"), "unprocessable_audio", "too short")
-    expect_error(encode(tone(1.5, 44100), 44100, "FLAC"), "unprocessable_audio", "too short")
-    expect_error(encode(tone(1.5, 44100), 44100, "MP3"), "unprocessable_audio", "too short")
+def test_one_second_is_the_minimum():
+    # a one-bar break (1.4-1.9 s) is a part to grade, not an error (CONTRACT 5, parts)
+    assert decode(encode(tone(1.0, 44100), 44100, "WAV"), file_name="a.wav").frames == 44100
+    assert decode(encode(tone(1.5, 44100), 44100, "FLAC"), file_name="a.flac").frames == 66150
+    assert decode(encode(tone(1.5, 44100), 44100, "MP3"), file_name="a.mp3").duration_s > 1.0
+    expect_error(encode(tone(0.99, 44100), 44100, "WAV"), "unprocessable_audio", "too short")
+    expect_error(encode(tone(0.5, 44100), 44100, "FLAC"), "unprocessable_audio", "too short")
+    expect_error(encode(tone(0.5, 44100), 44100, "MP3"), "unprocessable_audio", "too short")
 
 
 def test_silence_is_refused_and_quiet_audio_is_not():
@@ -533,7 +536,7 @@ BAD_INPUT_EXPECTED = {
     "audiomentations__bus.opus": ("unprocessable_audio", "Ogg Opus"),
     "audiomentations__mono_float64.wav": ("unprocessable_audio", "too short"),
     "audiomentations__ms_adpcm.wav": ("unprocessable_audio", "MS ADPCM"),
-    "audiomentations__stereo_24bit.WAV": ("unprocessable_audio", "too short"),
+    "audiomentations__stereo_24bit.WAV": ("ok", 16000, 2),
     "audiomentations__testing.m4a": ("unprocessable_audio", "3GP"),
     "madmom__stereo_sample.m4a": ("unprocessable_audio", "MP4"),
     "madmom__stereo_sample_rg.flac": ("ok", 44100, 2),
@@ -551,7 +554,7 @@ BAD_INPUT_EXPECTED = {
     "tinytag__adpcm_no_byterate.wav": ("unprocessable_audio", "MS ADPCM"),
     "tinytag__empty_file.wav": ("unprocessable_audio", "empty"),
     "tinytag__gsm_6_10.wav": ("unprocessable_audio", "GSM 6.10"),
-    "tinytag__id3_header_with_a_zero_byte.wav": ("unprocessable_audio", "too short"),
+    "tinytag__id3_header_with_a_zero_byte.wav": ("ok", 22050, 1),
     "tinytag__incomplete.mp3": ("unprocessable_audio", "not a recognised"),
     "tinytag__invalid_file.wav": ("unprocessable_audio", "not a recognised"),
     "tinytag__mp3_audio.wav": ("unprocessable_audio", "MPEG Layer 3"),
@@ -561,7 +564,7 @@ BAD_INPUT_EXPECTED = {
     "tinytag__riff_extra_zero.wav": ("unprocessable_audio", "too short"),
     "tinytag__test_flac.oga": ("unprocessable_audio", "Ogg FLAC"),
     "tinytag__wav_with_image.wav": ("ok", 8000, 1),
-    "wrong_extension__dali_float_wav_named.mp3": ("unprocessable_audio", "too short"),
+    "wrong_extension__dali_float_wav_named.mp3": ("ok", 48000, 2),
 }
 
 
@@ -576,7 +579,7 @@ def test_real_bad_input(name):
     if expected[0] == "ok":
         audio = decode(data, file_name=name)
         assert (audio.sample_rate, audio.channels) == expected[1:]
-        assert audio.samples.dtype == np.float32 and audio.duration_s >= 2.0
+        assert audio.samples.dtype == np.float32 and audio.duration_s >= 1.0
         assert float(np.abs(audio.samples).max()) <= 1.0
     else:
         expect_error(data, *expected, name=name)
@@ -591,7 +594,7 @@ CLIPS = [row for row in real_manifest()
 def test_real_clips_decode(row):
     data = Path(row["path"]).read_bytes()
     duration = float(row["duration_s"])
-    if duration < 2.0:
+    if duration < 1.0:
         expect_error(data, "unprocessable_audio", "too short", name=row["file"])
         return
     audio = decode(data, file_name=Path(row["file"]).name)

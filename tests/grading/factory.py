@@ -1,7 +1,7 @@
 """Hand-built `Features` for grading tests (no engine needed).
 
-`make_features(**changes)` returns a believable clean 30 s house master
-(-9 LUFS, -1 dBTP, 124 BPM, A minor, club sections); keyword arguments
+`make_features(**changes)` returns a believable clean 4-minute house master
+(-9 LUFS, -1 dBTP, 124 BPM, A minor, club sections; a full track, not a part); keyword arguments
 replace fields by dotted path, e.g. ``make_features(**{"loudness.integrated_lufs": -18})``
 or whole parts (``sections=[...]``, ``bands={...}``).
 `features_from_truth(entry)` maps a synthetic truth entry onto `Features`.
@@ -18,8 +18,8 @@ from trackgrade.engine.features import (BAND_NAMES, Dynamics, Features, Key, Lou
 
 HOUSE_BANDS = {"sub_bass": 23.3, "bass": 44.6, "low_mid": 16.3, "mid": 11.5,
                "upper_mid": 1.8, "high": 1.1, "air": 1.4}
-CLUB_SECTIONS = (("intro", 0.0, 7.7, 45), ("buildup", 7.7, 11.5, 60), ("drop", 11.5, 19.2, 90),
-                 ("breakdown", 19.2, 23.0, 40), ("drop", 23.0, 28.0, 92), ("outro", 28.0, 30.0, 50))
+CLUB_SECTIONS = (("intro", 0.0, 61.6, 45), ("buildup", 61.6, 92.0, 60), ("drop", 92.0, 153.6, 90),
+                 ("breakdown", 153.6, 184.0, 40), ("drop", 184.0, 224.0, 92), ("outro", 224.0, 240.0, 50))
 
 
 def _curve(sections, hop: float, duration: float, scale: float) -> np.ndarray:
@@ -30,7 +30,7 @@ def _curve(sections, hop: float, duration: float, scale: float) -> np.ndarray:
     return out
 
 
-def make_features(*, sections=CLUB_SECTIONS, bands=None, duration: float = 30.0,
+def make_features(*, sections=CLUB_SECTIONS, bands=None, duration: float = 240.0,
                   **changes) -> Features:
     lufs = changes.pop("loudness.integrated_lufs", -9.0)
     energy = _curve(sections, 0.1, duration, 1 / 100)

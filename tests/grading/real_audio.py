@@ -33,7 +33,7 @@ ELECTRONIC = re.compile(r"electronic|breakbeat|breaks|trance|techno|house|drum ?
 ACOUSTIC = re.compile(r"classical|jazz|country|waltz|ragtime|folk", re.I)
 MIN_SECONDS = 8.0          # electronic clips: long enough to judge a mix
 MIN_ACOUSTIC_SECONDS = 5.0  # the solo trumpet is 5.3 s
-MIN_DECODED_SECONDS = 2.0   # engine.decode.limits.MIN_DURATION_S: shorter clips are refused
+MIN_DECODED_SECONDS = 1.0   # engine.decode.limits.MIN_DURATION_S: shorter clips are refused
 
 
 def _originals() -> list[dict]:
@@ -47,7 +47,7 @@ def electronic_clips() -> list[str]:
 
 def electronic_loops() -> list[str]:
     """The clips with an electronic genre of 8 s or less that the product decodes
-    (2 s or more): loops, breaks, samples and short excerpts."""
+    (1 s or more): loops, breaks, samples and short excerpts."""
     return [r["file"] for r in _originals()
             if ELECTRONIC.search(r["genre_truth"])
             and MIN_DECODED_SECONDS <= float(r["duration_s"] or 0) <= MIN_SECONDS]

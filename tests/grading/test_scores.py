@@ -73,7 +73,7 @@ def test_missing_low_end_lowers_frequency_and_danceability():
 
 
 def test_flat_arrangement_lowers_structure():
-    flat = (("drop", 0.0, 15.0, 95), ("drop", 15.0, 30.0, 96))
+    flat = (("drop", 0.0, 120.0, 95), ("drop", 120.0, 240.0, 96))
     clean, broken = grade(make_features()), grade(make_features(sections=flat))
     assert broken.scores.structure <= clean.scores.structure - 40
     assert any(i.category == "structure" and i.type == "warn" for i in broken.feedback)

@@ -16,6 +16,7 @@ BAND_NAMES = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
 BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
                  (4000, 8000), (8000, 20000))
 NOISE_FLOOR_FROM_HZ = 5000.0     # the noise floor is the power above this (noise.py)
+SILENCE_LUFS = -70.0             # floor for every loudness value (BS.1770's absolute gate)
 SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
 # CONTRACT.md section 4: how a tempo alternative relates to the reported tempo
 # (alternative bpm = reported bpm x ratio).

@@ -105,6 +105,17 @@ def segment_sums(spec, starts, step: int = 1) -> np.ndarray:
     return _reduced(spec, Reduction(starts=tuple(int(b) for b in starts), step=step))
 
 
+def log_band_edges(freqs: np.ndarray, n_bands: int) -> np.ndarray:
+    """Bin indices splitting 30 Hz..min(16 kHz, Nyquist) into `n_bands`
+    log-spaced bands (fewer when bins coincide; at least the first and last bin)."""
+    top = min(16000.0, float(freqs[-1]))
+    edges = np.unique(np.searchsorted(freqs, np.geomspace(30.0, top, n_bands + 1)))
+    edges = edges[edges < len(freqs)]
+    if len(edges) < 2:
+        edges = np.array([0, len(freqs) - 1])
+    return edges
+
+
 def bin_power(spec, lo: int, hi: int, step: int = 1) -> np.ndarray:
     """(frames[::step], hi - lo) power of bins [lo, hi), from either form."""
     return _reduced(spec, Reduction(lo=int(lo), hi=int(hi), step=step))

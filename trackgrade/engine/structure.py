@@ -11,22 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from trackgrade.engine.features import Section, Structure
-from trackgrade.engine.frames import Reduction, ShortFrames, bin_power, segment_sums
+from trackgrade.engine.features import SILENCE_LUFS, Section, Structure
+from trackgrade.engine.frames import Reduction, ShortFrames, bin_power, log_band_edges, segment_sums
 
 _N_BANDS = 12
 _MIN_SECTION_S = 8.0
 _DROP_DB = 3.0        # sections within this of the loudest level can be drops
-
-
-def _band_edges(freqs: np.ndarray) -> np.ndarray:
-    """Bin indices splitting 30 Hz..min(16 kHz, Nyquist) into `_N_BANDS` log bands."""
-    top = min(16000.0, float(freqs[-1]))
-    edges = np.unique(np.searchsorted(freqs, np.geomspace(30.0, top, _N_BANDS + 1)))
-    edges = edges[edges < len(freqs)]
-    if len(edges) < 2:
-        edges = np.array([0, len(freqs) - 1])
-    return edges
 
 
 def _frame_step(hop_s: float) -> int:
@@ -44,14 +34,14 @@ def short_reductions(freqs: np.ndarray, hop_s: float) -> list[Reduction]:
     (for `frames.short_reduced`)."""
     step = _frame_step(hop_s)
     lo, hi = _downbeat_bins(freqs)
-    return [Reduction(starts=tuple(int(b) for b in _band_edges(freqs)[:-1]), step=step),
+    return [Reduction(starts=tuple(int(b) for b in log_band_edges(freqs, _N_BANDS)[:-1]), step=step),
             Reduction(lo=lo, hi=hi, step=step)]
 
 
 def _frame_features(spec: ShortFrames, step: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Every `step`-th frame: (frames, bands) band energies in dB, loudness in dB
     (relative to the loudest frame), and the times."""
-    bands = segment_sums(spec, _band_edges(spec.freqs)[:-1], step).astype(np.float64)
+    bands = segment_sums(spec, log_band_edges(spec.freqs, _N_BANDS)[:-1], step).astype(np.float64)
     total = bands.sum(axis=1)
     ref = max(float(total.max()) if total.size else 0.0, 1e-20)
     db = 10.0 * np.log10(np.maximum(bands, ref * 1e-9) / ref)
@@ -241,7 +231,7 @@ def lufs_energy_curve(lufs: np.ndarray, duration_s: float, hop_s: float) -> np.n
     """0..1 energy from a short-term loudness curve (one value per `hop_s`):
     -30..0 LU below its loudest value, one value per hop over the track."""
     n = max(1, int(np.ceil(duration_s / hop_s))) if duration_s > 0 else 1
-    vals = np.where(np.isfinite(lufs), lufs, -70.0)
+    vals = np.where(np.isfinite(lufs), lufs, SILENCE_LUFS)
     vals = np.resize(vals, n) if len(vals) >= n else np.concatenate((vals, np.full(n - len(vals), vals[-1])))
     top = float(vals.max())
     return np.clip((vals - top + 30.0) / 30.0, 0.0, 1.0)

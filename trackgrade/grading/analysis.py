@@ -126,6 +126,12 @@ def _label_guess(family: str, bpm: float, bands: dict) -> str | None:
     return best
 
 
+def genre_name(guess: GenreGuess) -> str:
+    """`genre.name`: the family's name, or "Not electronic (nearest: <family>)"
+    when no electronic profile fits (the badge and every surface show it)."""
+    return guess.name if guess.is_electronic else f"Not electronic (nearest: {guess.name})"
+
+
 @dataclass(frozen=True)
 class Judgement:
     """Everything decided about one track before it becomes words."""
@@ -165,7 +171,8 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],
                                    electronic=chosen or guess.is_electronic)
     score = S.headline({k: p.score for k, p in pillars.items()}, penalties,
-                       danceable=profile["danceable"], electronic_fit=fit)
+                       danceable=profile["danceable"], electronic_fit=fit,
+                       structure_judged=S.judged_structure(f.duration_s))
     return Judgement(guess, profile, pillars, penalties, score, target)
 
 
@@ -268,14 +275,15 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
                     alternatives=tuple(TempoAlternative.from_reading(r)
                                        for r in f.rhythm.tempo_alternatives[:3])),
         key=_key(f),
-        genre=GenreResult(detected=j.guess.key, name=j.guess.name, confidence=j.guess.confidence,
+        genre=GenreResult(detected=j.guess.key, name=genre_name(j.guess), confidence=j.guess.confidence,
                           target=j.target),
         frequency=Frequency(bands=FrequencyBands.from_mapping(round_bands(f.spectrum.bands_pct)),
                             ideal=FrequencyBands.from_mapping(j.profile["ideal_bands"]),
                             centroid_hz=_num(f.spectrum.centroid_hz, 1, 0.0, 24000.0),
                             score=p["frequency_balance"].score),
         mix=_mix(f, p["mix_quality"].score),
-        structure=StructureResult(sections=sections, score=p["structure"].score),
+        structure=StructureResult(sections=sections, score=p["structure"].score,
+                                  judged=S.judged_structure(f.duration_s)),
         danceability=Danceability(breakdown=DanceabilityBreakdown(**p["danceability"].parts),
                                   score=p["danceability"].score),
         energy=Energy(score=p["energy"].score, rms_mean=_num(f.dynamics.rms_mean, 4, 0.0, 2.0),

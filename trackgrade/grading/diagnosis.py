@@ -12,8 +12,10 @@ from __future__ import annotations
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.grading.scores import AUDIBLE_LUFS
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        not_electronic_text, profile_name, target_name, targets)
+                                        nearest_family, not_electronic_text, part_text, profile_name,
+                                        target_name, targets)
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
@@ -21,9 +23,13 @@ PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
 
 
 def _pillars(a: Analysis) -> dict[str, int]:
+    """The pillars in the headline (a part's structure is not)."""
     s = a.scores
-    return {"danceability": s.danceability, "mix_quality": s.mix_quality,
-            "frequency_balance": s.frequency_balance, "energy": s.energy, "structure": s.structure}
+    p = {"danceability": s.danceability, "mix_quality": s.mix_quality,
+         "frequency_balance": s.frequency_balance, "energy": s.energy, "structure": s.structure}
+    if not a.structure.judged:
+        p.pop("structure")
+    return p
 
 
 
@@ -40,11 +46,20 @@ def summary_sentence(a: Analysis) -> str:
     p = _pillars(a)
     best = max(p, key=p.get)
     worst = min(p, key=p.get)
+    part = (" " + part_text(a)) if not a.structure.judged else ""
+    tail = (f" Strongest: {PILLAR_NAMES[best]} ({p[best]}); weakest: {PILLAR_NAMES[worst]} "
+            f"({p[worst]}).{part}")
+    if not a.extras.electronic:
+        # what the score measures comes first: it is no verdict on the music
+        return (f"Not electronic music (electronic fit {(a.extras.electronic_fit or 0.0):.2f}): the "
+                f"score measures the recording (mix, loudness, frequency balance and pulse) against "
+                f"the nearest electronic family, {nearest_family(a)}, not the music itself. "
+                f"{a.grade.label} ({a.grade.letter}, {a.score}/100) at {a.tempo.bpm:g} BPM in "
+                f"{_key_text(a)}." + tail)
     genre = a.genre.name.lower()
     article = "an" if genre[:1] in "aeiou" else "a"
     return (f"{a.grade.label} ({a.grade.letter}, {a.score}/100): {article} {genre} track at "
-            f"{a.tempo.bpm:g} BPM in {_key_text(a)}. Strongest: {PILLAR_NAMES[best]} "
-            f"({p[best]}); weakest: {PILLAR_NAMES[worst]} ({p[worst]}).")
+            f"{a.tempo.bpm:g} BPM in {_key_text(a)}." + tail)
 
 
 def frequency_sentence(a: Analysis) -> str:
@@ -129,16 +144,21 @@ def _sections_text(a: Analysis) -> str:
     secs = a.structure.sections
     if not secs:
         return ""
+    if not a.extras.electronic:
+        spread = a.extras.loudness_spread_lu or 0.0
+        return f"The loudness moves {spread:.1f} LU across {len(secs)} section(s)."
     loud = a.extras.section_loudness_lufs or []
     if len(loud) != len(secs):
         loud = [None] * len(secs)
 
     def one(s, level):
         at = f"{s.label} at {clock(s.start)}"
-        return at + (f" ({level:.1f} LUFS)" if level is not None and level > -69.9 else "")
+        return at + (f" ({level:.1f} LUFS)" if level is not None and level > AUDIBLE_LUFS else "")
 
     described = ", ".join(one(s, v) for s, v in list(zip(secs, loud))[:8])
     more = f" and {len(secs) - 8} more sections" if len(secs) > 8 else ""
+    if not a.structure.judged:
+        return f"Sections: {described}{more}."
     text = f"The arrangement runs {described}{more}."
     drops = [i for i, s in enumerate(secs) if s.label == "drop"]
     contrast, spread = _contrast(a)
@@ -147,7 +167,7 @@ def _sections_text(a: Analysis) -> str:
                                          secs[i].end - secs[i].start))
         s = secs[main]
         text += f" The main drop at {clock(s.start)} lasts {s.end - s.start:.0f} s"
-        before = [v for v in loud[:main] if v is not None and v > -69.9]
+        before = [v for v in loud[:main] if v is not None and v > AUDIBLE_LUFS]
         if loud[main] is not None and before:
             text += f" and lands {loud[main] - min(before):.1f} LU above the quietest section before it"
         text += "."
@@ -196,8 +216,8 @@ def _streaming_text(a: Analysis) -> str:
     lo, hi = targets(a)["loudness_lufs"]
     if a.mastering_status == "master":
         like = "your references" if a.extras.references else f"{profile_name(a)} masters"
-        text += (f" The target for {like} is {lo:g} to {hi:g} LUFS integrated; for DJ use that "
-                 f"matters more than streaming.")
+        text += f" The target for {like} is {lo:g} to {hi:g} LUFS integrated" + (
+            "; for DJ use that matters more than streaming." if a.extras.electronic else ".")
     else:
         text += (f" As a pre-master it should keep its headroom: leave the loudness to the mastering "
                  f"stage ({lo:g} to {hi:g} LUFS, peaks below {targets(a)['true_peak_max_dbtp']:g} dBTP, "
@@ -272,8 +292,10 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
             + (f" (it also fits {' and '.join(alt)})." if alt and a.genre.confidence < 0.5 else "."))
     truncated = (" The file ends early: the header promised more audio than it holds, so the "
                  "numbers describe only what arrived." if a.extras.truncated else "")
-    summary = (summary_sentence(a) + f" Read as {a.genre.name}{sub}." + conf + " "
-               + _sections_text(a) + f" Structure scores {a.structure.score} and energy "
+    read = f" Read as {a.genre.name}{sub}." if a.extras.electronic else ""
+    structure = (f"Structure scores {a.structure.score} and energy" if a.structure.judged
+                 else "Energy scores")
+    summary = (summary_sentence(a) + read + conf + " " + _sections_text(a) + f" {structure} "
                f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
     frequency = frequency_sentence(a) + " " + _bands_text(a)
     if not a.extras.electronic:
@@ -292,7 +314,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     dance_fixes = []
     pulse = a.extras.tempo_salient
     if not pulse:
-        if GENRES[a.genre.detected].get("danceable", True):
+        if GENRES[a.genre.detected].get("danceable", True) and a.extras.electronic:
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
     elif b.bass_presence < 60:
         dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "
@@ -301,10 +323,11 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
                            f"fuller kick or bass line")
     if pulse and b.beat_strength < 50:
         dance_fixes.append(f"beat strength is {b.beat_strength}: a clearer kick transient (shorter "
-                           f"attack, less sidechain on the kick itself) helps DJs and dancers lock in")
+                           f"attack, less sidechain on the kick itself) helps "
+                           + ("DJs and dancers lock in" if a.extras.electronic else "the groove"))
     if pulse and b.groove_clarity < 50:
         dance_fixes.append(f"groove clarity is {b.groove_clarity}: quantise the drums or steady the tempo")
-    danceability = (danceability_sentence(a) + f" {tempo_note}. Breakdown: tempo fit {b.tempo_fitness}, "
+    danceability = (danceability_sentence(a) + f" {tempo_note}. In detail: tempo fit {b.tempo_fitness}, "
                     f"beat strength {b.beat_strength}, rhythmic energy {b.rhythmic_energy}, bass "
                     f"presence {b.bass_presence}, groove clarity {b.groove_clarity}, dance feel "
                     f"{b.engine_dance}." + (" Fixes: " + "; ".join(dance_fixes) + "." if dance_fixes else ""))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        not_electronic_text, profile_name, target_name, targets)
+                                        not_electronic_text, part_text, profile_name, target_name,
+                                        targets)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
@@ -108,14 +109,19 @@ def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"Crest factor {m.crest_factor_db:.1f} dB is below {clo:g} dB: the track is "
             f"over-limited. Reduce limiting by {clo - m.crest_factor_db:.1f} dB or use a slower "
             f"release so the kick keeps its punch."))))
-    if m.dynamic_range_db < llo:
+    club = a.extras.electronic
+    if not a.structure.judged:
+        pass                # a part: its loudness range says nothing about an arrangement
+    elif m.dynamic_range_db < llo:
         out.append((3 * (llo - m.dynamic_range_db), FeedbackItem("tip", "dynamics", (
             f"Loudness range {m.dynamic_range_db:.1f} LU is narrow (typical {llo:g}-{lhi:g} LU): "
-            f"let breakdowns drop 4-6 LU below the drops."))))
+            + ("let breakdowns drop 4-6 LU below the drops." if club else
+               "the music stays at one level from start to end.")))))
     elif m.dynamic_range_db > lhi:
         out.append((1.5 * (m.dynamic_range_db - lhi), FeedbackItem("tip", "dynamics", (
             f"Loudness range {m.dynamic_range_db:.1f} LU is wide for the genre ({llo:g}-{lhi:g} LU): "
-            f"quiet passages may get lost in a club; ride the quiet sections up."))))
+            + ("quiet passages may get lost in a club; ride the quiet sections up." if club else
+               "quiet passages may get lost on small speakers; ride them up.")))))
     if not out:
         out.append((0.0, FeedbackItem("pass", "dynamics", (
             f"Dynamics are healthy: crest factor {m.crest_factor_db:.1f} dB, loudness range "
@@ -129,7 +135,8 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     if m.stereo_correlation < 0:
         return [(40.0, FeedbackItem("warn", "stereo", (
             f"Stereo correlation {m.stereo_correlation:.2f}: the channels are out of phase and the "
-            f"track will thin out or vanish in mono (club systems, phones). Flip the polarity of "
+            f"track will thin out or vanish in mono "
+            f"({'club systems' if a.extras.electronic else 'mono speakers'}, phones). Flip the polarity of "
             f"one channel or fix the offending stereo effect.")))]
     if channels == 1:
         return [(5.0, FeedbackItem("tip", "stereo", (
@@ -190,7 +197,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     lo, hi = t["bpm_range"]
     out = []
     if not a.extras.tempo_salient:
-        if a.genre.detected != "ambient":
+        if a.genre.detected != "ambient" and a.extras.electronic:
             out.append((15.0, FeedbackItem("warn", "rhythm", (
                 f"No steady pulse was found (beat strength {b.beat_strength}/100): for a dance "
                 f"track make the kick audible and on the grid."))))
@@ -200,7 +207,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"Beat strength {b.beat_strength}/100: the kick does not carry the groove. Give it a "
             f"clearer transient and 2-4 dB more level against the bass."))))
     bpm = a.tempo.bpm
-    if not (lo <= bpm <= hi or lo <= bpm * 2 <= hi or lo <= bpm / 2 <= hi):
+    if a.extras.electronic and not (lo <= bpm <= hi or lo <= bpm * 2 <= hi or lo <= bpm / 2 <= hi):
         out.append((8.0, FeedbackItem("tip", "rhythm", (
             f"{bpm:g} BPM is outside the {lo:g}-{hi:g} BPM usual for {profile_name(a)}: "
             f"fine for an edit, but DJs will pitch it."))))
@@ -221,6 +228,16 @@ def _structure_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     parts = a.extras.pillars.get("structure", {}).get("parts", {})
     contrast = parts.get("contrast")
     spread = a.extras.loudness_spread_lu
+    if not a.structure.judged:
+        return [(0.0, FeedbackItem("pass", "structure", part_text(a)))]
+    if not a.extras.electronic:
+        moves = spread if spread is not None else 0.0
+        if contrast is not None and contrast < 40:
+            return [(5.0, FeedbackItem("tip", "structure", (
+                f"The loudness moves only {moves:.1f} LU across {len(secs)} section(s): the music "
+                f"stays at one level from start to end.")))]
+        return [(0.0, FeedbackItem("pass", "structure", (
+            f"{len(secs)} section(s), the loudness moving {moves:.1f} LU across the track.")))]
     out = []
     if contrast is not None and spread is not None and contrast < 40:
         out.append((45.0 - contrast / 2, FeedbackItem("warn", "structure", (

@@ -51,6 +51,11 @@ STREAMING_LUFS = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Am
                   ("Apple Music", -16.0))
 TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points
 
+# Audio shorter than this is a part (a loop, an excerpt, a stem, a one-bar
+# break), not a track: its sections are reported, its arrangement is not judged
+# (structure.judged false, the structure pillar out of the headline).
+PART_MAX_S = 60.0
+
 # The low end: where the spectrum starts (engine spectrum.low_rolloff_hz). Real
 # mixes reach 20-80 Hz (Pestana: a low cut near 60 Hz); a high-pass filter
 # above ~100 Hz removes the kick and bass fundamentals.

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, Features
+from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, SILENCE_LUFS,
+                                        Features)
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 from trackgrade.model import DanceabilityBreakdown
 
 # each part's share of danceability, written beside the part in the document's model
 DANCE_WEIGHTS = {f.name: f.metadata["weight"] for f in fields(DanceabilityBreakdown)}
+AUDIBLE_LUFS = SILENCE_LUFS + 0.1    # a short-term value above the silence floor
 PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
                   "energy": 0.15, "structure": 0.20}
 
@@ -278,7 +280,7 @@ def loudness_spread(f: Features) -> float:
     st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
     skip = int(round(3.0 / max(f.loudness.curve_hop_s, 1e-3)))
     st = st[skip:] if st.size > skip + 10 else st
-    st = st[np.isfinite(st) & (st > -69.9)]
+    st = st[np.isfinite(st) & (st > AUDIBLE_LUFS)]
     if st.size < 5:
         return 0.0
     return float(np.percentile(st, 95) - np.percentile(st, 10))
@@ -286,14 +288,14 @@ def loudness_spread(f: Features) -> float:
 
 def section_loudness(f: Features, spans=None) -> list[float]:
     """Mean short-term loudness (LUFS) inside each (start, end) span, by
-    default the engine's sections; -70 for a span with no audible value."""
+    default the engine's sections; SILENCE_LUFS for a span with no audible value."""
     st = np.asarray(f.loudness.short_term_lufs, dtype=np.float64)
     t = np.arange(st.size) * f.loudness.curve_hop_s
     spans = spans if spans is not None else [(s.start, s.end) for s in f.structure.sections]
     out = []
     for start, end in spans:
-        inside = st[(t >= start) & (t < end) & (st > -69.9)]
-        out.append(float(inside.mean()) if inside.size else -70.0)
+        inside = st[(t >= start) & (t < end) & (st > AUDIBLE_LUFS)]
+        out.append(float(inside.mean()) if inside.size else SILENCE_LUFS)
     return out
 
 
@@ -348,14 +350,25 @@ def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar, *,
     return pens
 
 
+def judged_structure(duration_s: float) -> bool:
+    """Whether the arrangement is judged: not for a part (under limits.PART_MAX_S)."""
+    return duration_s >= L.PART_MAX_S
+
+
 def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool,
-             electronic_fit: float = 1.0) -> int:
+             electronic_fit: float = 1.0, structure_judged: bool = True) -> int:
     """The weighted blend of the pillars (scaled by `electronic_factor` for
-    music that is not electronic) minus the defect penalties, 0-100."""
+    music that is not electronic) minus the defect penalties, 0-100. A part
+    (`structure_judged` false) leaves the structure pillar out; the other
+    weights keep their proportions."""
     weights = dict(PILLAR_WEIGHTS)
     if not danceable:       # ambient: no dance floor to judge; mix and balance carry it
         shift = weights.pop("danceability")
         weights["mix_quality"] += shift / 2
         weights["frequency_balance"] += shift / 2
+    if not structure_judged:
+        weights.pop("structure")
+        total = sum(weights.values())
+        weights = {k: w / total for k, w in weights.items()}
     blend = sum(w * pillars[k] for k, w in weights.items()) * electronic_factor(electronic_fit)
     return int(round(np.clip(blend - sum(penalties.values()), 0, 100)))

@@ -83,8 +83,10 @@ def _key_codes(p: Problems, key, path: str) -> None:
 
 def _genre_name(p: Problems, genre) -> None:
     detected = _get(genre, "detected")
-    if detected in GENRES and _get(genre, "name") != GENRES[detected]["name"]:
-        p.add("genre.name", f"{genre.get('name')!r} is not the name of {detected!r}")
+    if detected in GENRES:
+        family = GENRES[detected]["name"]
+        if _get(genre, "name") not in (family, f"Not electronic (nearest: {family})"):
+            p.add("genre.name", f"{genre.get('name')!r} is not the name of {detected!r}")
 
 
 def _bands_sum(p: Problems, bands, path: str) -> None:

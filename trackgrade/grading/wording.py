@@ -93,6 +93,19 @@ def targets(a: Analysis) -> dict:
             "structure": g["structure"]}
 
 
+def nearest_family(a: Analysis) -> str:
+    """The detected family's own name (for music that is not electronic,
+    `genre.name` reads "Not electronic (nearest: ...)")."""
+    return GENRES[a.genre.detected]["name"] if a.genre.detected in GENRES else a.genre.name
+
+
+def part_text(a: Analysis) -> str:
+    """The sentence for a part (under limits.PART_MAX_S): what is not judged."""
+    return (f"This is a part of {a.duration_seconds:.1f} s (under {L.PART_MAX_S:.0f} s: a loop, an "
+            f"excerpt or a stem), so its arrangement is not judged and the structure score is not "
+            f"in the total.")
+
+
 def not_electronic_text(a: Analysis) -> str:
     """The one sentence for music that no electronic profile fits."""
     spread = a.extras.timing_spread_ms
@@ -104,9 +117,9 @@ def not_electronic_text(a: Analysis) -> str:
            f"is electronic music with a high-pass on it, fix that first."
            if hz is not None and hz >= L.LOW_ROLLOFF_CUT_HZ else "")
     head = (f"This does not sound like electronic music (electronic fit "
-            f"{(a.extras.electronic_fit or 0.0):.2f}).{played}{low} The nearest family is {a.genre.name}")
+            f"{(a.extras.electronic_fit or 0.0):.2f}).{played}{low} The nearest family is {nearest_family(a)}")
     if a.genre.target != a.genre.detected:      # the caller chose the profile
         return f"{head}; the scores use {target_name(a)}, as asked."
-    return (f"{head}, so the scores judge it against {a.genre.name.lower()} and mean little for "
+    return (f"{head}, so the scores judge it against {nearest_family(a).lower()} and mean little for "
             f"this style. Choose a profile with --genre (or the API's genre field) or give "
             f"reference tracks.")

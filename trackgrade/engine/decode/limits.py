@@ -1,5 +1,5 @@
 """The limits every input must meet (spec section 8): size per format, 20-minute
-maximum, 2-second minimum, 8-192 kHz, mono or stereo, not digital silence."""
+maximum, 1-second minimum, 8-192 kHz, mono or stereo, not digital silence."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ EXTENSION_CONTAINERS = {"wav": "wav", "wave": "wav", "bwf": "wav", "rf64": "wav"
                         "aif": "aiff", "aiff": "aiff", "aifc": "aiff", "mp3": "mp3",
                         "flac": "flac"}
 MAX_DURATION_S = 1200.0
-MIN_DURATION_S = 2.0
+MIN_DURATION_S = 1.0
 MIN_SAMPLE_RATE = 8000
 MAX_SAMPLE_RATE = 192000
 MAX_CHANNELS = 2

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from trackgrade.engine.features import SILENCE_LUFS   # the floor of every loudness value
 from trackgrade.engine.loudness.kweighting import CURVE_HOP_S, hop_energies
 
-SILENCE_LUFS = -70.0          # floor for every loudness value (the absolute gate)
 ABSOLUTE_GATE_LUFS = -70.0    # BS.1770-4 eq. (4) and Tech 3342: Gamma_a = -70 LKFS
 RELATIVE_GATE_LU = -10.0      # BS.1770-4 eq. (6): Gamma_r = (mean of absolute-gated blocks) - 10
 LRA_RELATIVE_GATE_LU = -20.0  # EBU Tech 3342: relative gate 20 LU below the gated mean
