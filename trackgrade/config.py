@@ -79,6 +79,26 @@ SETTINGS: tuple[Setting, ...] = (
             "Webhook attempts in flight to one endpoint (a slow one never holds more)."),
     Setting("webhook_history", "TRACKGRADE_WEBHOOK_HISTORY", int, 1000,
             "Delivered events kept for `admin events resend`; older ones are pruned."),
+    Setting("max_body_bytes_in_flight", "TRACKGRADE_MAX_BODY_BYTES_IN_FLIGHT", int,
+            512 * 1024 * 1024,
+            "Request body bytes held in memory by all requests together (at least one "
+            "largest upload); a body that does not fit is refused from its headers with 503 "
+            "engine_at_capacity and Retry-After."),
+    Setting("head_timeout", "TRACKGRADE_HEAD_TIMEOUT", float, 10.0,
+            "Seconds a client has to send a whole request head (line and headers); a "
+            "connection that has sent none by then is closed."),
+    Setting("min_body_rate", "TRACKGRADE_MIN_BODY_RATE", int, 10 * 1024,
+            "Slowest accepted request body, bytes per second over each 5 s window; a slower "
+            "connection is closed."),
+    Setting("max_connections", "TRACKGRADE_MAX_CONNECTIONS", int, 1000,
+            "Open connections the server accepts at once (all clients together)."),
+    Setting("max_connections_per_address", "TRACKGRADE_MAX_CONNECTIONS_PER_ADDRESS", int, 64,
+            "Open connections from one client address (0: no cap); more are answered 429 "
+            "rate_limited. Behind a reverse proxy every client shares its address: raise it."),
+    Setting("allowed_hosts", "TRACKGRADE_ALLOWED_HOSTS", str, "",
+            "Comma-separated Host header values accepted when building upload URLs without "
+            "public_base_url (`name` any port, `name:port` that port, `*` any); empty: the "
+            "bound address, localhost and 127.0.0.1, with the port."),
 )
 
 
@@ -125,6 +145,12 @@ class Settings:
     webhook_concurrency: int = 16
     webhook_per_endpoint: int = 4
     webhook_history: int = 1000
+    max_body_bytes_in_flight: int = 512 * 1024 * 1024
+    head_timeout: float = 10.0
+    min_body_rate: int = 10 * 1024
+    max_connections: int = 1000
+    max_connections_per_address: int = 64
+    allowed_hosts: str = ""
 
     def replace(self, **changes) -> "Settings":
         return replace(self, **changes)
