@@ -219,15 +219,19 @@ def credits_add(
 
 @webhooks_app.command("add")
 def webhooks_add(
-    url: Annotated[str, typer.Argument(help="Endpoint URL: https://, or http:// to loopback.")],
+    url: Annotated[str, typer.Argument(
+        help="Endpoint URL: https://, or http:// to loopback; no user:password in it.")],
     account: Annotated[str, typer.Option(help="The account whose events it receives.")],
+    allow_private: Annotated[bool, typer.Option(
+        "--allow-private", help="Let an https:// URL reach a private, loopback, link-local or "
+        "cloud-metadata address (checked again at every delivery).")] = False,
     data: DataOption = None,
     database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Register a webhook endpoint; its whsec_ signing secret is printed once."""
     with _opened(data, database) as store:
-        made = admin.add_webhook(store, url, account)
+        made = admin.add_webhook(store, url, account, allow_private=allow_private)
     if as_json:
         _emit(made)
         return

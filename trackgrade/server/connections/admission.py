@@ -2,7 +2,8 @@
 
 `Gate.admit(head)` answers an `Admission` (the most body bytes the request
 may send, reserved from the server-wide budget) or raises `Refused` carrying
-the TrackgradeError to answer:
+the TrackgradeError to answer (in maintenance: 503 `service_unavailable`, as
+the app would):
 
 - `GET`, `HEAD`, `DELETE`, `OPTIONS`, `TRACE`: no body at all (413
   `request_too_large`);
@@ -32,6 +33,7 @@ from trackgrade.errors import TrackgradeError
 log = logging.getLogger("trackgrade.server")
 
 UPLOADS = "/v1/uploads/"
+OPENAPI = "/v1/openapi.json"     # served in maintenance too
 BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"})
 BUDGET_RETRY_AFTER_S = 5
 
@@ -124,6 +126,10 @@ class Gate:
 
     def admit(self, head: Head) -> Admission:
         method = head.method.upper()
+        if self.ctx is not None and head.path.rstrip("/") != OPENAPI and self.ctx.maintenance():
+            raise Refused(TrackgradeError(
+                "service_unavailable", "the service is down for maintenance; retry later",
+                headers={"Retry-After": str(self.settings.retry_after)}))
         if method in BODYLESS_METHODS:
             raise Refused(TrackgradeError(
                 "request_too_large", f"{method} requests take no body; send none"))
@@ -150,10 +156,6 @@ class Gate:
         analysis_id = head.path[len(UPLOADS):].rstrip("/")
         token = bearer(head.headers.get("AUTHORIZATION"))
         try:
-            if ctx.maintenance():
-                raise TrackgradeError(
-                    "service_unavailable", "the service is down for maintenance; retry later",
-                    headers={"Retry-After": str(self.settings.retry_after)})
             if not is_uuid(analysis_id):
                 raise TrackgradeError("upload_token_invalid", "the upload token is missing, "
                                       "invalid, expired or already used; submit the analysis "
