@@ -101,7 +101,7 @@ def rotate_secret(store: Store, webhook_id: str, *, overlap: int = DEFAULT_OVERL
             kept.insert(0, {"secret": endpoint["secret"], "expires_at": now + int(overlap)})
         endpoint.update(secret=signing.new_secret(), previous_secrets=kept)
         txn.put("webhooks", endpoint)
-    return {"id": webhook_id, "url": endpoint["url"], "secret": endpoint["secret"],
+    return {"id": webhook_id, "url": redacted(endpoint["url"]), "secret": endpoint["secret"],
             "overlap": int(overlap), "old_secrets_valid_until": [
                 isoformat(datetime.fromtimestamp(old["expires_at"], timezone.utc))
                 for old in kept]}
