@@ -29,8 +29,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hostile_http import MiB, send_body, vm_kb
+
 ROOT = Path(__file__).resolve().parents[1]
-MiB = 1024 * 1024
 FRESH_TIMEOUT_S = 5.0
 
 
@@ -63,13 +64,6 @@ def served(src: Path, env: dict | None = None):
             serve.stop()
 
 
-def vm_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 def fresh_request(url: str, key: str) -> float | None:
     parts = urlsplit(url)
     started = time.monotonic()
@@ -84,19 +78,26 @@ def fresh_request(url: str, key: str) -> float | None:
         return None
 
 
-def slow_clients(args) -> dict:
+def before_and_after(args, run) -> dict:
+    """`run(serve, key, args)` on the `--before` ref (if given), then this tree."""
     out = {}
     for name, ref in (("before", args.before), ("after", None)):
         if name == "before" and not ref:
             continue
         with source_tree(ref) as src, served(src) as (serve, key):
-            out[name] = _slow_run(serve.url, key, args)
+            out[name] = run(serve, key, args)
             print(name, out[name], flush=True)
+    return out
+
+
+def slow_clients(args) -> dict:
     return {"slow_connections": args.slow, "addresses": args.addresses,
-            "trickle_s": args.trickle, "seconds": args.seconds, **out}
+            "trickle_s": args.trickle, "seconds": args.seconds,
+            **before_and_after(args, _slow_run)}
 
 
-def _slow_run(url: str, key: str, args) -> dict:
+def _slow_run(serve, key: str, args) -> dict:
+    url = serve.url
     parts = urlsplit(url)
     stop = threading.Event()
     reopened = [0]
@@ -150,37 +151,8 @@ def _slow_run(url: str, key: str, args) -> dict:
 
 
 def bodies(args) -> dict:
-    out = {}
-    for name, ref in (("before", args.before), ("after", None)):
-        if name == "before" and not ref:
-            continue
-        with source_tree(ref) as src, served(src) as (serve, key):
-            out[name] = _bodies_run(serve, key, args)
-            print(name, out[name], flush=True)
-    return {"concurrent": args.concurrent, "body_mib": args.mib, "rounds": args.rounds, **out}
-
-
-def _send(url: str, head: bytes, size: int, answers: list) -> None:
-    parts = urlsplit(url)
-    chunk = b"\0" * MiB
-    try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
-            sock.sendall(head)
-            sent = 0
-            try:
-                while sent < size:
-                    sent += sock.send(chunk[:min(len(chunk), size - sent)])
-            except OSError:
-                pass
-            data = b""
-            while b"\r\n" not in data:
-                got = sock.recv(4096)
-                if not got:
-                    break
-                data += got
-            answers.append(int(data.split()[1]) if data.startswith(b"HTTP/") else None)
-    except OSError:
-        answers.append(None)
+    return {"concurrent": args.concurrent, "body_mib": args.mib, "rounds": args.rounds,
+            **before_and_after(args, _bodies_run)}
 
 
 def _bodies_run(serve, key: str, args) -> dict:
@@ -197,7 +169,7 @@ def _bodies_run(serve, key: str, args) -> dict:
                  b"POST /v1/uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"
                  % (str(uuid.uuid4()).encode(), size) for i in range(args.concurrent)]
         started = time.monotonic()
-        threads = [threading.Thread(target=_send, args=(serve.url, head, size, answers))
+        threads = [threading.Thread(target=send_body, args=(serve.url, head, size, answers))
                    for head in heads]
         for thread in threads:
             thread.start()

@@ -22,10 +22,9 @@ from urllib.parse import urlsplit
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from hostile_http import MiB, read_answer, send_body, vm_kb  # noqa: E402
 from server_harness import start  # noqa: E402
 from serve_process import ServeProcess, make_key  # noqa: E402
-
-MiB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -43,25 +42,6 @@ def head_only(url: str, head: str, *, timeout: float = 3.0) -> tuple[int, dict, 
     with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
         sock.sendall(head.encode("latin-1"))
         return read_answer(sock)
-
-
-def read_answer(sock: socket.socket) -> tuple[int, dict, dict]:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        assert chunk, f"connection closed without an answer: {data!r}"
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in
-               (line.partition(":") for line in lines[1:])}
-    while len(body) < int(headers.get("content-length", 0)):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    assert headers.get("x-request-id", "").startswith("req_")
-    return int(lines[0].split()[1]), headers, json.loads(body)["error"]
 
 
 def accepted_upload(s, name="track.wav", mode="live"):
@@ -193,32 +173,6 @@ def test_the_body_budget_answers_503_with_retry_after_when_full():
         assert reply.status == 200, reply.body
     finally:
         s.stop()
-
-
-def vm_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise AssertionError(field)
-
-
-def send_body(url: str, head: bytes, size: int, answers: list) -> None:
-    """Send `head` and `size` body bytes as fast as the server takes them,
-    then read the answer (a reset before the answer counts as None)."""
-    parts = urlsplit(url)
-    chunk = b"\0" * MiB
-    try:
-        with socket.create_connection((parts.hostname, parts.port), timeout=20) as sock:
-            sock.sendall(head)
-            sent = 0
-            try:
-                while sent < size:
-                    sent += sock.send(chunk[:min(len(chunk), size - sent)])
-            except OSError:
-                pass                       # the server stopped taking bytes: fine
-            answers.append(read_answer(sock)[0])
-    except OSError:
-        answers.append(None)
 
 
 def test_unauthenticated_bodies_do_not_grow_the_server(tmp_path):
