@@ -468,7 +468,8 @@ def remote_list_table(docs: list[dict]) -> Table:
             score_cell = Text("")
         table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
                       doc.get("file_name") or "",
-                      plain_text(doc["status"], "red" if doc["status"] == "failed" else ""), score_cell)
+                      plain_text(doc["status"], "red" if doc["status"] == "failed" else ""),
+                      score_cell)
     return table
 
 

@@ -163,6 +163,12 @@ def run(settings: Settings) -> None:
                  settings.workers,
                  "" if settings.workers == 1 else "s",
                  ", MAINTENANCE" if settings.maintenance else "")
+        if not (settings.public_base_url or settings.allowed_hosts) \
+                and settings.host not in ("127.0.0.1", "localhost", "::1"):
+            from trackgrade.server.hosts import allowed_hosts
+            log.warning("submissions are answered only for the Host values %s; set "
+                        "TRACKGRADE_PUBLIC_BASE_URL or TRACKGRADE_ALLOWED_HOSTS for the name "
+                        "clients use", ", ".join(allowed_hosts(settings, ctx.bound)))
         server.run()
     except KeyboardInterrupt:
         pass
