@@ -5,6 +5,7 @@ against a server in maintenance (503 + Retry-After 30) it sat silent for
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import uuid
@@ -43,7 +44,7 @@ def test_remote_analyze_gives_up_within_its_timeout_and_says_why(maintenance, tm
     assert seconds < 6, f"took {seconds:.1f} s"
     assert result.exit_code != 0
     assert "service_unavailable" in result.stderr and "not retried" in result.stderr
-    assert "30 s" in result.stderr
+    assert re.search(r"next try would start in 3\d s", result.stderr), result.stderr
 
 
 @pytest.mark.parametrize("command", [("status", "{id}"), ("get", "{id}"), ("list",),

@@ -67,7 +67,8 @@ def announce_wait(error, seconds: float) -> None:
         what = f"the server answered {error.status} {error.code or ''}".rstrip()
         what += f": {error.message}" if error.message else ""
     asked = " as its Retry-After asks" if error.retry_after is not None else ""
-    print_error(f"{what}; retrying in {seconds:.0f} s{asked} (Ctrl-C or --timeout to stop)")
+    wait = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+    print_error(f"{what}; retrying in {wait} s{asked} (Ctrl-C or --timeout to stop)")
 
 
 def dump(document: Any) -> None:
