@@ -24,7 +24,7 @@ from waitress.parser import HTTPRequestParser
 from waitress.task import ErrorTask
 from waitress.utilities import Error
 
-from trackgrade.errors import ERROR_CODES, TrackgradeError
+from trackgrade.errors import TrackgradeError
 from trackgrade.server.connections.admission import Admission, Head, Refused, budget_full
 from trackgrade.server.envelope import error_body, new_request_id
 
