@@ -86,6 +86,14 @@ def test_public_https_and_loopback_http_need_no_flag(url):
     assert check_url(url) == url
 
 
+@pytest.mark.parametrize("url", ["https://93.184.216.34/h\x1b[2J", "https://93.184.216.34/a b",
+                                 "https://93.184.216.34/\x85"])
+def test_control_characters_and_spaces_in_a_url_are_refused(url):
+    with pytest.raises(TrackgradeError) as info:
+        check_url(url)
+    assert "\x1b" not in info.value.message and "control characters" in info.value.message
+
+
 def test_metadata_addresses_are_named_as_such():
     assert special_kind("169.254.169.254") == "cloud metadata"
     assert special_kind("169.254.1.1") == "link-local"

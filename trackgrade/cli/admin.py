@@ -258,8 +258,11 @@ def webhooks_list(
         typer.echo("No webhook endpoints yet: `trackgrade admin webhooks add URL --account ...`.")
         return
     header = ("ID", "URL", "ENABLED", "CREATED", "LAST ATTEMPT", "RESULT")
-    table = [header] + [(r["id"], r["url"], "yes" if r["enabled"] else "no", r["created"] or "",
-                         _when(r["last_attempt_at"]), _result(r)) for r in rows]
+    from trackgrade.display import escape_controls
+
+    table = [header] + [(r["id"], escape_controls(r["url"]), "yes" if r["enabled"] else "no",
+                         r["created"] or "", _when(r["last_attempt_at"]),
+                         escape_controls(_result(r))) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -28,6 +28,7 @@ METADATA = frozenset(ipaddress.ip_address(a) for a in (
 
 def redacted(url: str) -> str:
     """`url` without any user:password part (for messages and listings)."""
+    url = url.encode("unicode_escape").decode("ascii") if not url.isprintable() else url
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -84,6 +85,8 @@ def check_url(url: str, *, allow_private: bool = False) -> str:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise refuse("not a valid URL") from None
+    if any(ord(ch) < 33 or 127 <= ord(ch) < 160 for ch in url):
+        raise refuse("spaces and control characters are not allowed in a URL")
     if parts.username is not None or parts.password is not None:
         raise refuse("credentials in the URL are refused (they would be stored and shown); "
                       "authenticate deliveries with the signing secret")
