@@ -186,3 +186,25 @@ def test_one_address_holds_at_most_its_connection_cap(quick):
         assert again.recv(12).startswith(b"HTTP/1.1 401")
     finally:
         again.close()
+
+
+def test_an_idle_keep_alive_connection_is_not_cut_by_the_head_deadline(quick):
+    """Between requests a kept-alive connection is idle, not slow: after an
+    answer, 3 s of silence (head_timeout is 2 s) and the next request is served."""
+    sock = connect(quick.url, "127.0.0.24")
+    request_bytes = (b"GET /v1/genres HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     + quick.test_key.encode() + b"\r\n\r\n")
+    try:
+        for _ in range(2):
+            sock.sendall(request_bytes)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:100]
+            length = int(answer.split(b"Content-Length: ", 1)[1].split(b"\r\n", 1)[0])
+            body = answer.split(b"\r\n\r\n", 1)[1]
+            while len(body) < length:
+                body += sock.recv(65536)
+            time.sleep(3)
+    finally:
+        sock.close()

@@ -101,6 +101,8 @@ class GuardedParser(HTTPRequestParser):
     def received(self, data: bytes) -> int:
         in_head = self.body_rcv is None and not self.completed
         consumed = super().received(data)
+        if self.completed:
+            self.channel.answered_any = True       # idle keep-alive: channel_timeout's job
         try:
             if in_head and self.headers_finished:
                 self._head_complete()
@@ -194,10 +196,7 @@ class GuardedChannel(HTTPChannel):
     def received(self, data):
         if self.discarding:
             return False
-        result = super().received(data)
-        if self.requests:
-            self.answered_any = True
-        return result
+        return super().received(data)
 
     def readable(self):
         if self.lingering_until or (self.discarding and self.connected):
@@ -260,7 +259,9 @@ def enforce_deadlines(server, now: float) -> None:
                 channel.close_now()
             continue
         if channel.requests or channel.discarding:
+            # not reading while a request is served: the clocks of the next one wait too
             if channel.request is not None:
+                channel.request.started = mono
                 channel.request.checkpoint = (mono, channel.request.body_bytes_received)
             continue
         request = channel.request
