@@ -70,12 +70,6 @@ def test_control_characters_in_external_id_are_400(server, external_id):
     assert reply.error["code"] == "parameter_invalid" and reply.error["param"] == "external_id"
 
 
-def test_a_c1_control_in_a_file_name_is_400_too(server):
-    reply = server.request("POST", "/v1/analyses", key=server.test_key, idem=str(uuid.uuid4()),
-                           body={"file_name": "a\x9b2J.wav"})
-    assert reply.status == 400 and reply.error["param"] == "file_name"
-
-
 def test_control_characters_from_a_document_are_shown_escaped():
     """A row stored before the rule (or from another server): the escape
     sequences are printed as visible text, never sent to the terminal."""

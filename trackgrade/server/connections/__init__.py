@@ -37,7 +37,8 @@ def waitress_adjustments(settings) -> dict:
 
 def guard(server, app, settings, *, upload_overhead: int) -> None:
     ctx = app.extensions.get("trackgrade") if hasattr(app, "extensions") else None
-    server.trackgrade_gate = Gate(settings, ctx, upload_overhead=upload_overhead)
+    server.trackgrade_gate = Gate(settings, ctx, upload_overhead=upload_overhead,
+                                  url_map=getattr(app, "url_map", None))
     server.channel_class = GuardedChannel
     idle = server.maintenance           # waitress's own: silent connections
 

@@ -2,11 +2,11 @@
 
 `Gate.admit(head)` answers an `Admission` (the most body bytes the request
 may send, reserved from the server-wide budget) or raises `Refused` carrying
-the TrackgradeError to answer (in maintenance: 503 `service_unavailable`, as
-the app would):
+the TrackgradeError to answer, in the app's order: an unknown route 404
+`route_not_found`, a method the route does not take 405 `method_not_allowed`
+(with `Allow`), in maintenance 503 `service_unavailable`; then:
 
-- `GET`, `HEAD`, `DELETE`, `OPTIONS`, `TRACE`: no body at all (413
-  `request_too_large`);
+- `GET`, `HEAD`, `DELETE`: no body at all (413 `request_too_large`);
 - the upload route (`POST /v1/uploads/<id>`): the bearer upload token must
   open that analysis (401 `upload_token_invalid`), the engine must have room
   (503 `engine_at_capacity`, token kept), and the declared size must fit the
@@ -34,7 +34,7 @@ log = logging.getLogger("trackgrade.server")
 
 UPLOADS = "/v1/uploads/"
 OPENAPI = "/v1/openapi.json"     # served in maintenance too
-BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"})
+BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
 BUDGET_RETRY_AFTER_S = 5
 
 
@@ -116,9 +116,10 @@ class Gate:
     """The admission rules of one server (`ctx`: the app's ServerContext,
     None for a bare WSGI app: then every route is held to `max_json_bytes`)."""
 
-    def __init__(self, settings, ctx=None, *, upload_overhead: int) -> None:
+    def __init__(self, settings, ctx=None, *, upload_overhead: int, url_map=None) -> None:
         self.settings = settings
         self.ctx = ctx
+        self.url_map = url_map
         self.overhead = upload_overhead
         largest = settings.max_upload_bytes + upload_overhead
         self.budget = BodyBudget(max(settings.max_body_bytes_in_flight, largest))
@@ -126,6 +127,7 @@ class Gate:
 
     def admit(self, head: Head) -> Admission:
         method = head.method.upper()
+        self._route(method, head.path)
         if self.ctx is not None and head.path.rstrip("/") != OPENAPI and self.ctx.maintenance():
             raise Refused(TrackgradeError(
                 "service_unavailable", "the service is down for maintenance; retry later",
@@ -146,6 +148,26 @@ class Gate:
         if not head.chunked:
             json_size(head.content_length)
         return Admission(limit, json_size)
+
+    def _route(self, method: str, path: str) -> None:
+        """404 / 405 (with Allow) from the head, as the app's routing would answer."""
+        if self.url_map is None:
+            return
+        from werkzeug.exceptions import MethodNotAllowed, NotFound
+        from werkzeug.routing import RequestRedirect
+
+        try:
+            self.url_map.bind("trackgrade").match(path, method=method)
+        except NotFound:
+            raise Refused(TrackgradeError(
+                "route_not_found", f"no route {path}; see /v1/openapi.json")) from None
+        except MethodNotAllowed as exc:
+            allowed = ", ".join(sorted(exc.valid_methods or ()))
+            raise Refused(TrackgradeError(
+                "method_not_allowed", f"{method} is not allowed here; allowed: {allowed}",
+                headers={"Allow": allowed})) from None
+        except RequestRedirect:
+            pass
 
     def _admit_upload(self, head: Head) -> Admission:
         from trackgrade.server.auth import bearer

@@ -58,7 +58,7 @@ def parse_submission(body: dict) -> Submission:
     if len(file_name) > MAX_NAME:
         raise TrackgradeError("parameter_invalid", f"file_name may be at most {MAX_NAME} "
                               f"characters (given {len(file_name)})", param="file_name")
-    if has_control_characters(file_name):
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in file_name):
         raise TrackgradeError("parameter_invalid", "file_name contains control characters",
                               param="file_name")
     extension = unsupported_extension(file_name)
