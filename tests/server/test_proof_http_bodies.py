@@ -224,3 +224,15 @@ def test_unauthenticated_bodies_do_not_grow_the_server(tmp_path):
         assert sorted(a for a in answers if a) and set(answers) <= {401, 413, None}
     finally:
         serve.stop()
+
+
+def test_refusals_from_the_head_are_in_the_access_log(server, caplog):
+    """The server's access log counts every answer, those given from the head too."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="trackgrade.access")
+    status, _, error = head_only(server.url, "GET /v1/genres HTTP/1.1\r\nHost: x\r\n"
+                                             "Content-Length: 10\r\n\r\n")
+    lines = [r.getMessage() for r in caplog.records if r.name == "trackgrade.access"]
+    assert any(line.startswith("GET /v1/genres 413 ") and error["request_id"] in line
+               for line in lines), lines

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http
 import json
+import logging
 import socket
 import time
 
@@ -27,6 +28,8 @@ from waitress.utilities import Error
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.connections.admission import Admission, Head, Refused, budget_full
 from trackgrade.server.envelope import error_body, new_request_id
+
+access_log = logging.getLogger("trackgrade.access")
 
 LINGER_S = 2.0
 RATE_WINDOW_S = 5.0
@@ -79,6 +82,12 @@ class EnvelopeErrorTask(ErrorTask):
             code = _WAITRESS_CODES.get(error.code, "api_error")
             err = TrackgradeError(code, f"{error.reason}: {error.body}".strip().rstrip(":"))
         status, headers, body = envelope_parts(err, docs_url)
+        if access_log.isEnabledFor(logging.INFO):   # as the app logs its answers
+            started = getattr(self.request, "started", None)
+            access_log.info("%s %s %d %.1fms %s", getattr(self.request, "command", None) or "-",
+                            getattr(self.request, "path", None) or "-", err.http_status,
+                            (time.monotonic() - started) * 1e3 if started else 0.0,
+                            dict(headers)["X-Request-Id"])
         self.status = status
         self.response_headers.extend(headers)
         self.set_close_on_finish()
