@@ -6,6 +6,10 @@ tests/server/test_proof_*.py, and `--workers 2` analysis throughput.
     python benchmarks/bench_hardening.py mutate  [--examples 500]
     python benchmarks/bench_hardening.py workers --before DIR [--make-before]
         [--tracks 8] [--seconds 120] [--runs 3]
+    python benchmarks/bench_hardening.py slow_clients [--slow 100] [--seconds 60]
+        [--before main]
+    python benchmarks/bench_hardening.py bodies [--concurrent 4] [--mib 150] [--rounds 3]
+        [--before main]
 
 `crash`, `fuzz` and `mutate` run the same code as the CI proofs with bigger
 budgets and print what they saw. `workers` times a real `trackgrade serve
@@ -13,7 +17,10 @@ budgets and print what they saw. `workers` times a real `trackgrade serve
 techno tracks, uploaded at once) until the last is complete, alternating the
 source tree under test (this one) with `--before` (the same tree with the
 one-core-per-worker change taken out, e.g. made by `--make-before DIR`), and
-prints each run, the medians and the per-pair ratio.
+prints each run, the medians and the per-pair ratio. `slow_clients` and
+`bodies` (benchmarks/hardening_http.py) time fresh clients while slow
+connections are open and measure the server's memory under unauthenticated
+bodies, optionally for a `--before` git ref too.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "server"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def crash(args) -> dict:
@@ -232,10 +240,13 @@ def main() -> None:
     p.add_argument("--tracks", type=int, default=8)
     p.add_argument("--seconds", type=float, default=120)
     p.add_argument("--runs", type=int, default=3)
+    import hardening_http
+    hardening_http.add_parsers(sub)
     args = parser.parse_args()
     if args.what == "workers" and args.make_before:
         make_before(Path(args.before))
-    result = {"crash": crash, "fuzz": fuzz, "mutate": mutate, "workers": workers}[args.what](args)
+    result = {"crash": crash, "fuzz": fuzz, "mutate": mutate, "workers": workers,
+              **hardening_http.COMMANDS}[args.what](args)
     text = json.dumps(result, indent=2)
     print(text)
     out = ROOT / "benchmarks" / "out"

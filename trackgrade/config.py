@@ -93,6 +93,26 @@ class Settings:
         "Delivered events kept for `admin events resend`; older ones are pruned.")
     test_retention_days: float = setting("TRACKGRADE_TEST_RETENTION_DAYS", 7.0,
         "Days test-mode analyses are kept; the sweeper then deletes them (0: keep forever).")
+    max_body_bytes_in_flight: int = setting("TRACKGRADE_MAX_BODY_BYTES_IN_FLIGHT",
+        512 * 1024 * 1024,
+        "Request body bytes held in memory by all requests together (at least one "
+        "largest upload); a body that does not fit is refused from its headers with 503 "
+        "engine_at_capacity and Retry-After.")
+    head_timeout: float = setting("TRACKGRADE_HEAD_TIMEOUT", 10.0,
+        "Seconds a client has to send a whole request head (line and headers); a "
+        "connection that has sent none by then is closed.")
+    min_body_rate: int = setting("TRACKGRADE_MIN_BODY_RATE", 10 * 1024,
+        "Slowest accepted request body, bytes per second over each 5 s window; a slower "
+        "connection is closed.")
+    max_connections: int = setting("TRACKGRADE_MAX_CONNECTIONS", 1000,
+        "Open connections the server accepts at once (all clients together).")
+    max_connections_per_address: int = setting("TRACKGRADE_MAX_CONNECTIONS_PER_ADDRESS", 64,
+        "Open connections from one client address (0: no cap); more are answered 429 "
+        "rate_limited. Behind a reverse proxy every client shares its address: raise it.")
+    allowed_hosts: str = setting("TRACKGRADE_ALLOWED_HOSTS", "",
+        "Comma-separated Host header values accepted when building upload URLs without "
+        "public_base_url (`name` any port, `name:port` that port, `*` any); empty: the "
+        "bound address, localhost and 127.0.0.1, with the port.")
 
     def replace(self, **changes) -> "Settings":
         return replace(self, **changes)

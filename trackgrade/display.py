@@ -38,3 +38,26 @@ def mix_rows(mix, mastering_status: str = "master") -> list[tuple[str, str, str]
         ("L/R correlation", f"{mix.stereo_correlation:+.2f}", "below 0: phase trouble"),
         ("Clipping", f"{mix.clipping_pct:.3f} %", "samples at full scale"),
     ]
+
+
+# bidirectional and zero-width format characters that reorder or hide what a
+# terminal shows (the "Trojan Source" set), escaped like the C0/C1 controls
+_FORMAT_CONTROLS = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                             "\u2066\u2067\u2068\u2069\ufeff")
+
+
+def escape_controls(text: object, *, keep: str = "") -> str:
+    """`text` with every control character (C0, DEL, C1, bidi and zero-width
+    format characters) written as a visible escape (`\\x1b`, `\\u202e`), so a
+    name from a file or the API can never drive the terminal; characters in
+    `keep` (e.g. a newline) are left as they are."""
+    import unicodedata
+
+    text = str(text)
+    if text.isprintable() and not any(ch in _FORMAT_CONTROLS for ch in text):
+        return text
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if ch not in keep and (unicodedata.category(ch) == "Cc" or ch in _FORMAT_CONTROLS)
+        else ch
+        for ch in text)

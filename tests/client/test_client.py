@@ -228,7 +228,8 @@ def test_connection_refused_is_retried_then_raised():
 
 def test_in_process_wsgi_transport(server):
     key, _ = server.key("test")
-    client = Client(key, "http://in-process", transport=WSGITransport(server.app))
+    # in process, under the server's own name: a Host outside allowed_hosts would be a 400
+    client = Client(key, server.url, transport=WSGITransport(server.app))
     accepted = client.analyses.create(wav_bytes(2), file_name="wsgi.wav")
     done = client.analyses.wait(accepted.id, timeout=30, poll_interval=0.05)
     assert done.status == "complete" and done.file_name == "wsgi.wav"

@@ -138,7 +138,10 @@ def test_unreachable_server_and_missing_key(served, tmp_path):
     down = run(served, "remote", "account", "--base-url", f"http://127.0.0.1:{free_port()}",
                env={"TRACKGRADE_API_KEY": "svc_test_x"})
     assert down.exit_code == 1 and "connection refused" in down.stderr
-    assert down.stderr.count("\n") == 1
+    *waits, last = down.stderr.splitlines()        # each retry wait is announced, then the error
+    assert "connection refused" in last and "retrying" not in last
+    assert len(waits) == 3 and all("no answer from the server" in w and "retrying in" in w
+                                   for w in waits)
     missing = run(served, "remote", "account", key=None)
     assert missing.exit_code == 2 and "no API key" in missing.stderr
 

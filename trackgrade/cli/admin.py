@@ -222,15 +222,19 @@ def credits_add(
 
 @webhooks_app.command("add")
 def webhooks_add(
-    url: Annotated[str, typer.Argument(help="Endpoint URL: https://, or http:// to loopback.")],
+    url: Annotated[str, typer.Argument(
+        help="Endpoint URL: https://, or http:// to loopback; no user:password in it.")],
     account: Annotated[str, typer.Option(help="The account whose events it receives.")],
+    allow_private: Annotated[bool, typer.Option(
+        "--allow-private", help="Let an https:// URL reach a private, loopback, link-local or "
+        "cloud-metadata address (checked again at every delivery).")] = False,
     data: DataOption = None,
     database: DatabaseOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Register a webhook endpoint; its whsec_ signing secret is printed once."""
     with _opened(data, database) as store:
-        made = admin.add_webhook(store, url, account)
+        made = admin.add_webhook(store, url, account, allow_private=allow_private)
     if as_json:
         _emit(made)
         return
@@ -257,8 +261,11 @@ def webhooks_list(
         typer.echo("No webhook endpoints yet: `trackgrade admin webhooks add URL --account ...`.")
         return
     header = ("ID", "URL", "ENABLED", "CREATED", "LAST ATTEMPT", "RESULT")
-    table = [header] + [(r["id"], r["url"], "yes" if r["enabled"] else "no", r["created"] or "",
-                         _when(r["last_attempt_at"]), _result(r)) for r in rows]
+    from trackgrade.display import escape_controls
+
+    table = [header] + [(r["id"], escape_controls(r["url"]), "yes" if r["enabled"] else "no",
+                         r["created"] or "", _when(r["last_attempt_at"]),
+                         escape_controls(_result(r))) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         typer.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

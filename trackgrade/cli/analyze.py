@@ -69,13 +69,14 @@ def checked_genre(genre: str | None) -> str | None:
 
 
 def stdout_console() -> Console:
-    from rich.console import Console
-    return Console(highlight=False)
+    """Where results are drawn: text stays text (cli/terminal.py)."""
+    from trackgrade.cli.terminal import PlainConsole
+    return PlainConsole()
 
 
 def stderr_console() -> Console:
-    from rich.console import Console
-    return Console(stderr=True, highlight=False)
+    from trackgrade.cli.terminal import PlainConsole
+    return PlainConsole(stderr=True)
 
 
 def check_readable(paths: Path | list[Path]) -> None:

@@ -326,9 +326,11 @@ def batch(
                 failed = sum(1 for r in rows if r["status"] != "ok")
                 if row["status"] != "ok" and err.is_terminal:
                     from rich.text import Text
+
+                    from trackgrade.cli.terminal import plain_text
                     progress.console.print(Text.assemble(
-                        ("✗ ", "bold red"), (row["file"], "bold"),
-                        f"  {row['error_code']}: {row['error_message']}"))
+                        ("✗ ", "bold red"), plain_text(row["file"], "bold"),
+                        plain_text(f"  {row['error_code']}: {row['error_message']}")))
                 progress.update(task, advance=1, failed=failed)
 
             runner(files, mastering.value, workers, on_result, genre, references)
@@ -349,11 +351,10 @@ def batch(
 def print_batch(rows: list[dict], summary: dict, *, folders: dict[str, str],
                 out: Path | None) -> None:
     """The screen after the progress bar: ranked table, failures, summary."""
-    from rich.console import Console
-
     from trackgrade.cli.render import batch_summary_table, failures_table, ranked_table
+    from trackgrade.cli.terminal import PlainConsole
 
-    console = Console(highlight=False)
+    console = PlainConsole()
     limit = max(10, console.height - 14) if console.is_terminal else RANKED_ROWS
     ranked = ranked_table(rows, limit=limit, width=console.width)
     if ranked is not None:

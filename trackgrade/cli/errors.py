@@ -82,7 +82,9 @@ def exit_code_for_api(error) -> int:
 
 def error_line(message: str) -> str:
     """The one line printed on stderr for a failure."""
-    text = " ".join(str(message).split()) or "unknown error"
+    from trackgrade.display import escape_controls
+
+    text = escape_controls(" ".join(str(message).split())) or "unknown error"
     return f"{PROG}: {text}"
 
 

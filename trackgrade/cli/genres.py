@@ -20,9 +20,8 @@ def genres(
     if as_json:
         sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
         return
-    from rich.console import Console
-
     from trackgrade.cli.render import genres_table
+    from trackgrade.cli.terminal import PlainConsole
 
-    console = Console(highlight=False)
+    console = PlainConsole()
     console.print(genres_table(entries, wide=console.width >= 120))

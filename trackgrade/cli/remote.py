@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -35,20 +36,39 @@ KeyOption = Annotated[Optional[str], typer.Option(
     help="API key svc_live_… or svc_test_… (default: TRACKGRADE_API_KEY).",
     show_default=False)]
 TimeoutOption = Annotated[float, typer.Option(
-    "--timeout", min=1, help="With --wait: give up after this many seconds.")]
+    "--timeout", min=1, help="Give up after this many seconds in all: every request, retry "
+    "wait and (with --wait) the polling included.")]
+READ_TIMEOUT_S = 120.0
 
 
-def make_client(base_url: str | None, key: str | None, **options: Any):
-    """A `Client` for the command line; a missing key is a usage error."""
+def make_client(base_url: str | None, key: str | None, *, timeout: float | None = None,
+                **options: Any):
+    """A `Client` for the command line; a missing key is a usage error.
+    `timeout` bounds the whole command (the client's deadline); every retry
+    wait is announced on stderr, saying what the client waits for."""
     from trackgrade.client import Client
 
     if not key:
         raise TrackgradeError("parameter_missing", "no API key: pass --key or set "
                               "TRACKGRADE_API_KEY", param="key")
+    if timeout is not None:
+        options.update(deadline=time.monotonic() + timeout, timeout=min(30.0, timeout))
     try:
-        return Client(key, base_url, **options)
+        return Client(key, base_url, on_wait=announce_wait, **options)
     except ValueError as exc:
         raise TrackgradeError("parameter_invalid", str(exc), param="base_url") from None
+
+
+def announce_wait(error, seconds: float) -> None:
+    """One stderr line before a retry wait: what went wrong, how long, and why."""
+    if error.status is None:
+        what = f"no answer from the server ({error.message})"
+    else:
+        what = f"the server answered {error.status} {error.code or ''}".rstrip()
+        what += f": {error.message}" if error.message else ""
+    asked = " as its Retry-After asks" if error.retry_after is not None else ""
+    wait = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+    print_error(f"{what}; retrying in {wait} s{asked} (Ctrl-C or --timeout to stop)")
 
 
 def dump(document: Any) -> None:
@@ -112,7 +132,7 @@ def remote_analyze(
     show it like `trackgrade analyze` does. Without --wait, print the accepted analysis."""
     check_readable([file])
     data = read_input_file(file)
-    client = make_client(base_url, key)
+    client = make_client(base_url, key, timeout=timeout)
     err = stderr_console()
     with err.status(f"Uploading {file.name}…", spinner="dots") if err.is_terminal \
             else nullcontext():
@@ -132,7 +152,7 @@ def remote_analyze(
         return
     with err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal \
             else nullcontext():
-        doc = client.analyses.wait(accepted["id"], timeout=timeout)
+        doc = client.analyses.wait(accepted["id"], timeout=max(0.0, client.time_left()))
     raise typer.Exit(show_analysis(doc, as_json))
 
 
@@ -141,10 +161,11 @@ def remote_get(
     analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
+    timeout: TimeoutOption = READ_TIMEOUT_S,
     as_json: JsonOption = False,
 ) -> None:
     """Show one analysis (drawn like `trackgrade analyze` once complete)."""
-    doc = make_client(base_url, key).analyses.get(analysis_id)
+    doc = make_client(base_url, key, timeout=timeout).analyses.get(analysis_id)
     raise typer.Exit(show_analysis(doc, as_json))
 
 
@@ -153,10 +174,11 @@ def remote_status(
     analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
+    timeout: TimeoutOption = READ_TIMEOUT_S,
     as_json: JsonOption = False,
 ) -> None:
     """Show an analysis's state: processing, complete or failed, and its diagnosis status."""
-    doc = make_client(base_url, key).analyses.status(analysis_id)
+    doc = make_client(base_url, key, timeout=timeout).analyses.status(analysis_id)
     if as_json:
         dump(doc)
     else:
@@ -169,10 +191,11 @@ def remote_list(
     key: KeyOption = None,
     limit: Annotated[int, typer.Option(
         "--limit", min=0, help="Show at most this many, newest first (0: all).")] = 20,
+    timeout: TimeoutOption = READ_TIMEOUT_S,
     as_json: JsonOption = False,
 ) -> None:
     """List the key's analyses, newest first (pages through the API as needed)."""
-    client = make_client(base_url, key)
+    client = make_client(base_url, key, timeout=timeout)
     docs = list(client.analyses.list(limit=limit or None,
                                      page_size=min(100, limit) if limit else 100))
     if as_json:
@@ -187,10 +210,11 @@ def remote_list(
 def remote_account(
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
+    timeout: TimeoutOption = READ_TIMEOUT_S,
     as_json: JsonOption = False,
 ) -> None:
     """Show the key's account: plan, billing, credits, limits and today's usage."""
-    doc = make_client(base_url, key).account()
+    doc = make_client(base_url, key, timeout=timeout).account()
     if as_json:
         dump(doc)
         return

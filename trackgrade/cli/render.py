@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from trackgrade.cli.terminal import plain_text
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.wording import band_db, target_name
@@ -111,14 +112,14 @@ def header_panel(analysis: Analysis) -> Panel:
     facts.add_row("Tempo", Text.assemble((f"{analysis.tempo.bpm:.1f} BPM", "bold"),
                                          (f"   regularity {analysis.tempo.regularity:.2f}", "dim")))
     facts.add_row("Key", key_text(analysis))
-    genre = Text.assemble((analysis.genre.name, "bold"))
+    genre = plain_text(analysis.genre.name, "bold")
     label = subgenre_name(analysis)
     if label:
         genre.append(f"  closest to {label}")
     genre.append(f"   {analysis.genre.confidence:.0%} confidence", style="dim")
     facts.add_row("Genre", genre)
-    subtitle = f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}"
-    return Panel(Group(headline, Text(""), facts), title=Text(analysis.file_name, style="bold"),
+    subtitle = plain_text(f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}")
+    return Panel(Group(headline, Text(""), facts), title=plain_text(analysis.file_name, "bold"),
                  title_align="left", subtitle=subtitle, subtitle_align="right",
                  border_style=style.replace("bold ", ""), box=box.ROUNDED, padding=(1, 2))
 
@@ -201,13 +202,14 @@ def sections_table(analysis: Analysis) -> Table:
 
 def diagnosis_block(analysis: Analysis) -> RenderableType:
     diagnosis = analysis.diagnosis
-    parts: list[RenderableType] = [Text(diagnosis.summary)]
+    parts: list[RenderableType] = [plain_text(diagnosis.summary)]
     for title, text in (("Frequency", diagnosis.frequency), ("Mix", diagnosis.mix),
                         ("Danceability", diagnosis.danceability)):
         if text:
-            parts.append(Text.assemble((f"{title}: ", "bold"), text))
+            parts.append(Text.assemble((f"{title}: ", "bold"), plain_text(text)))
     status = "" if diagnosis.status == "ready" else " (template; narrative pending)"
-    return Panel(Group(*parts), title=f"[bold]Diagnosis[/]{status}", title_align="left",
+    return Panel(Group(*parts), title=Text.assemble(("Diagnosis", "bold"), status),
+                 title_align="left",
                  box=box.ROUNDED, border_style="grey50", padding=(0, 1))
 
 
@@ -340,7 +342,7 @@ def batch_summary_table(summary: dict) -> Table:
         shown = ", ".join(names[:SKIPPED_NAMES])
         more = f" and {len(names) - SKIPPED_NAMES} more" if len(names) > SKIPPED_NAMES else ""
         table.add_row("skipped", Text.assemble((f"{skipped['count']} not audio", "yellow"),
-                                               f": {shown}{more}"))
+                                               plain_text(f": {shown}{more}")))
     if summary["mean_score"] is not None:
         mean = summary["mean_score"]
         table.add_row("mean score", Text(f"{mean:.1f}", style=score_style(mean)))
@@ -397,8 +399,8 @@ def ranked_table(rows: list[dict], *, limit: int, width: int) -> Table | None:
             styled: dict = dict(text)
             styled["file"] = _cut(text["file"], file_room)
             styled["score"] = Text(text["score"], style=score_style(row["score"]))
-            styled["top warning"] = Text(_cut(text["top warning"], warning_room),
-                                         style="" if row["top_warning"] else "dim")
+            styled["top warning"] = plain_text(_cut(text["top warning"], warning_room),
+                                               "" if row["top_warning"] else "dim")
             table.add_row(*(styled[name] for name in names))
         return table
 
@@ -460,13 +462,14 @@ def remote_list_table(docs: list[dict]) -> Table:
     for doc in docs:
         score = doc.get("score")
         if score is not None:
-            shown = Text(f"{score} {(doc.get('grade') or {}).get('letter', '')}",
-                         style=score_style(score))
+            score_cell = plain_text(f"{score} {(doc.get('grade') or {}).get('letter', '')}",
+                               score_style(score))
         else:
-            shown = Text("")
+            score_cell = Text("")
         table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
                       doc.get("file_name") or "",
-                      Text(doc["status"], style="red" if doc["status"] == "failed" else ""), shown)
+                      plain_text(doc["status"], "red" if doc["status"] == "failed" else ""),
+                      score_cell)
     return table
 
 

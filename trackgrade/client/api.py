@@ -113,7 +113,11 @@ class Client:
     `WSGITransport(app)` in-process), `max_retry_after` (the cap on a
     server's Retry-After), `requests_per_minute` (pace authenticated requests
     client-side, e.g. from `account().limits.rate_per_minute`), `sleep` (for
-    tests).
+    tests), `deadline` (a `time.monotonic()` instant no call, retry wait or
+    `wait` goes past: socket timeouts shrink to the time left, and a retry
+    that would start after it is not made: the last error is raised, saying
+    so) and `on_wait(error, seconds)` (told before each retry wait, e.g. to
+    say on stderr what the client waits for).
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
@@ -121,7 +125,8 @@ class Client:
                  transport: Transport | None = None, max_retry_after: float = 60.0,
                  requests_per_minute: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, deadline: float | None = None,
+                 on_wait: Callable[[APIError, float], None] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.api_key = api_key or env.get(ENV_KEY) or None
         self.base_url = api_root(base_url or env.get(ENV_BASE_URL) or DEFAULT_BASE_URL)
@@ -131,6 +136,8 @@ class Client:
         self.transport: Transport = transport or HTTPTransport()
         self.sleep = sleep
         self.pacer = Pacer(requests_per_minute, sleep=sleep) if requests_per_minute else None
+        self.deadline = deadline
+        self.on_wait = on_wait
         self.analyses = Analyses(self)
 
     # --- plumbing ----------------------------------------------------------------------
@@ -157,6 +164,10 @@ class Client:
             out["Authorization"] = f"Bearer {bearer}"
         return out
 
+    def time_left(self) -> float | None:
+        """Seconds until `deadline` (None: no deadline)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
     def send(self, method: str, url: str, *, headers: Mapping[str, str] | None = None,
              body: bytes | None = None, authenticated: bool = True,
              on_retry: Callable[[APIError], None] | None = None) -> Response:
@@ -166,11 +177,13 @@ class Client:
         if authenticated and not self.api_key:
             raise AuthenticationError(f"no API key: pass api_key= or set {ENV_KEY}",
                                       code="invalid_api_key")
-        request = Request(method, url, dict(headers or {}), body, self.timeout)
         retry = 0
         while True:
             if authenticated and self.pacer is not None:
                 self.pacer.wait()
+            left = self.time_left()
+            timeout = self.timeout if left is None else max(0.05, min(self.timeout, left))
+            request = Request(method, url, dict(headers or {}), body, timeout)
             try:
                 response = self.transport.handle(request)
                 if response.status < 400:
@@ -180,9 +193,17 @@ class Client:
                 error = exc
             if retry >= self.retry.max_retries or not is_retryable(error):
                 raise error
+            delay = self.retry.delay(retry, error.retry_after)
+            left = self.time_left()
+            if left is not None and delay >= left:
+                error.message += (f" (not retried: the next try would start in {delay:.0f} s, "
+                                  f"after the {max(0.0, left):.0f} s left of the timeout)")
+                raise error
             if on_retry is not None:
                 on_retry(error)
-            self.sleep(self.retry.delay(retry, error.retry_after))
+            if self.on_wait is not None:
+                self.on_wait(error, delay)
+            self.sleep(delay)
             retry += 1
 
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
@@ -305,6 +326,8 @@ class Analyses:
             raise ValueError(f"until must be 'complete' or 'ready', given {until!r}")
         client = self._client
         deadline = time.monotonic() + timeout
+        if client.deadline is not None and client.deadline < deadline:
+            deadline, timeout = client.deadline, max(0.0, client.deadline - time.monotonic())
         if initial_delay > 0:
             client.sleep(min(initial_delay, timeout))
         interval = poll_interval
@@ -317,11 +340,16 @@ class Analyses:
             except APIError as exc:
                 if not is_retryable(exc):
                     raise
+                failed = exc
+            else:
+                failed = None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 state = f"still {last['status']}" if last else "unreachable"
                 raise WaitTimeoutError(f"analysis {analysis_id} not {until} after {timeout:g} s "
                                        f"({state})", last=last)
+            if failed is not None and client.on_wait is not None:
+                client.on_wait(failed, min(interval, remaining))
             client.sleep(min(interval, remaining))
             interval = min(max_poll_interval, interval * 1.5)
 

@@ -115,17 +115,19 @@ def add_credits(store: Store, account_id: str, amount: int, *,
     return accounts.add_credits(store, account_id, amount, clock=clock)
 
 
-def check_webhook_url(url: str) -> str:
-    """`https://` with a host, or `http://` to a loopback address only."""
-    return endpoints.check_url(url)
+def check_webhook_url(url: str, *, allow_private: bool = False) -> str:
+    """The rules of `webhooks.addresses.check_url` (no credentials, https://,
+    private addresses only with `allow_private`, http:// to loopback)."""
+    return endpoints.check_url(url, allow_private=allow_private)
 
 
 def add_webhook(store: Store, url: str, account_id: str, *,
-                clock: Clock | None = None) -> dict:
+                clock: Clock | None = None, allow_private: bool = False) -> dict:
     """Register an endpoint; returns {"id", "url", "account", "secret"} (the
     `whsec_` secret is the HMAC key of every delivery). The other webhook
     operations live in trackgrade.server.webhooks.endpoints."""
-    return endpoints.add_endpoint(store, url, account_id, clock=clock)
+    return endpoints.add_endpoint(store, url, account_id, clock=clock,
+                                  allow_private=allow_private)
 
 
 def set_embed(store: Store, analysis_id: str, on: bool) -> dict:

@@ -62,6 +62,7 @@ class ServerContext:
     window: MinuteWindow | StoreMinuteWindow
     idempotency: InFlightKeys = field(default_factory=InFlightKeys)
     webhooks: Dispatcher | None = None
+    bound: tuple[str, int] | None = None      # (host, port) once a server listens
     _stop: threading.Event = field(default_factory=threading.Event)
     _sweeper: threading.Thread | None = None
 

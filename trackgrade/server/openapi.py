@@ -66,7 +66,9 @@ def schemas() -> dict:
                                                             "of GET /genres) instead of the "
                                                             "detected family"},
                                    "external_id": {"type": ["string", "null"],
-                                                   "maxLength": 255}}, ("file_name",)),
+                                                   "maxLength": 255,
+                                                   "pattern": EXTERNAL_ID_PATTERN}},
+                                  ("file_name",)),
                            "additionalProperties": False},
         "UploadTarget": _obj({"url": {"type": "string", "format": "uri"},
                               "method": {"const": "POST"}, "field": _STR, "token": _STR,
@@ -184,6 +186,11 @@ _RATE_HEADERS = {"X-RateLimit-Limit": _INT_HEADER, "X-RateLimit-Remaining": _INT
 # not only whitespace
 IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255,
                    "pattern": "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$"}
+
+
+# what routes.analyses.parse_submission accepts in external_id: no control
+# character (C0, DEL, C1: Unicode category Cc)
+EXTERNAL_ID_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
 
 
 def _any_case(text: str) -> str:

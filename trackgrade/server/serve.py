@@ -6,9 +6,11 @@
   once by the form parser while the request runs (about 2x the file; at most
   `threads` requests at a time); `outbuf_overflow` is raised too so no
   response is spooled either.
-- waitress's own framing errors (malformed HTTP, bodies over the limit,
-  oversized headers) answer with our envelope and an X-Request-Id, through
-  `EnvelopeErrorTask`, instead of waitress's plain-text page.
+- `connections.guard` refuses bodies from the request head (route limits,
+  the upload token and declared size, a budget of body bytes in flight),
+  enforces the slow-client deadlines and the per-address connection cap, and
+  answers waitress's own framing errors with our envelope and an
+  X-Request-Id instead of waitress's plain-text page.
 
 - One server per data directory: `run` holds an exclusive flock on
   `<data>/server.lock` for its whole life (released by the kernel when the
@@ -27,7 +29,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import gc
-import json
 import logging
 import os
 import signal
@@ -35,12 +36,10 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from waitress.channel import HTTPChannel
 from waitress.server import create_server
-from waitress.task import ErrorTask
 
 from trackgrade.config import Settings
-from trackgrade.server.envelope import error_body, new_request_id
+from trackgrade.server.connections import guard, waitress_adjustments
 from trackgrade.server.routes.uploads import MULTIPART_OVERHEAD
 from trackgrade.server.store import StoreError
 
@@ -48,49 +47,9 @@ log = logging.getLogger("trackgrade.server")
 
 OUTBUF_OVERFLOW = 64 * 1024 * 1024
 RECV_BYTES = 256 * 1024      # fewer, larger socket reads for multi-MB uploads
-UPLOADS = "/v1/uploads/"
 # request threads share one GIL: hand it over sooner than the default 5 ms so
 # a short request waiting behind a long one (a 100-row list) is not held up
 SWITCH_INTERVAL_S = 0.001
-
-# waitress error status -> our code (status follows from the code)
-_WAITRESS_CODES = {400: "parameter_invalid", 413: "request_too_large", 431: "request_too_large",
-                   501: "parameter_invalid"}
-
-
-class EnvelopeErrorTask(ErrorTask):
-    """waitress's framing errors as our envelope (with X-Request-Id)."""
-
-    def execute(self):
-        from trackgrade.errors import ERROR_CODES
-
-        error = self.request.error
-        code = _WAITRESS_CODES.get(error.code, "api_error")
-        # a request line or header that does not parse leaves no path (nor headers)
-        path = getattr(self.request, "path", None) or ""
-        if code == "request_too_large" and error.code == 413 and path.startswith(UPLOADS):
-            code = "file_too_large"
-            hook = getattr(self.channel.server, "trackgrade_oversize", None)
-            if hook is not None:
-                hook(path[len(UPLOADS):],
-                     (getattr(self.request, "headers", None) or {}).get("AUTHORIZATION"))
-        status = ERROR_CODES[code][0]
-        request_id = new_request_id()
-        docs_url = getattr(self.channel.server, "trackgrade_docs_url", None)
-        message = f"{error.reason}: {error.body}".strip().rstrip(":")
-        body = json.dumps(error_body(code, message, request_id=request_id,
-                                     docs_url=docs_url)).encode("utf-8")
-        reason = {400: "Bad Request", 413: "Content Too Large", 500: "Internal Server Error"}
-        self.status = f"{status} {reason.get(status, 'Error')}"
-        self.response_headers.extend([("Content-Type", "application/json"),
-                                      ("X-Request-Id", request_id)])
-        self.set_close_on_finish()
-        self.content_length = len(body)
-        self.write(body)
-
-
-class EnvelopeChannel(HTTPChannel):
-    error_task_class = EnvelopeErrorTask
 
 
 def adjustments(settings: Settings) -> dict:
@@ -98,42 +57,19 @@ def adjustments(settings: Settings) -> dict:
     return {"threads": settings.threads, "inbuf_overflow": body_limit + 1,
             "max_request_body_size": body_limit + 1, "outbuf_overflow": OUTBUF_OVERFLOW,
             "ident": "trackgrade", "channel_timeout": 60, "expose_tracebacks": False,
-            "recv_bytes": RECV_BYTES}
+            "recv_bytes": RECV_BYTES, **waitress_adjustments(settings)}
 
 
 def build_server(app, settings: Settings, *, host: str | None = None, port: int | None = None):
     server = create_server(app, host=host or settings.host,
                            port=settings.port if port is None else port,
                            **adjustments(settings))
-    server.channel_class = EnvelopeChannel
     server.trackgrade_docs_url = settings.docs_url or None
-    server.trackgrade_oversize = _oversize_hook(app, settings)
-    return server
-
-
-def _oversize_hook(app, settings: Settings):
-    """An upload body over waitress's limit never reaches the app; the token's
-    holder still gets the analysis failed (file_too_large, credit restored)."""
+    guard(server, app, settings, upload_overhead=MULTIPART_OVERHEAD)
     ctx = app.extensions.get("trackgrade") if hasattr(app, "extensions") else None
-    if ctx is None:
-        return None
-
-    def fail(analysis_id: str, authorization: str | None) -> None:
-        from trackgrade.errors import TrackgradeError
-        from trackgrade.server.auth import bearer
-
-        token = bearer(authorization)
-        if not token:
-            return
-        try:
-            ctx.lifecycle.reject_upload(
-                analysis_id, token, "file_too_large", f"the upload is larger than "
-                f"{settings.max_upload_bytes} bytes, the largest file accepted")
-        except TrackgradeError:
-            pass            # not a valid token: nothing to fail
-        except Exception:  # noqa: BLE001 - never break the error answer
-            log.exception("failing an oversized upload failed")
-    return fail
+    if ctx is not None:
+        ctx.bound = (server.effective_host, server.effective_port)
+    return server
 
 
 @dataclass
@@ -227,6 +163,12 @@ def run(settings: Settings) -> None:
                  settings.workers,
                  "" if settings.workers == 1 else "s",
                  ", MAINTENANCE" if settings.maintenance else "")
+        if not (settings.public_base_url or settings.allowed_hosts) \
+                and settings.host not in ("127.0.0.1", "localhost", "::1"):
+            from trackgrade.server.hosts import allowed_hosts
+            log.warning("submissions are answered only for the Host values %s; set "
+                        "TRACKGRADE_PUBLIC_BASE_URL or TRACKGRADE_ALLOWED_HOSTS for the name "
+                        "clients use", ", ".join(allowed_hosts(settings, ctx.bound)))
         server.run()
     except KeyboardInterrupt:
         pass

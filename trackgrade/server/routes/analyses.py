@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 
 from flask import Blueprint, request
 
@@ -39,6 +40,12 @@ def unsupported_extension(file_name: str) -> str | None:
     return extension.lower() if dot and extension.lower() in UNSUPPORTED_EXTENSIONS else None
 
 
+def has_control_characters(text: str) -> bool:
+    """C0, DEL or C1 controls (Unicode category Cc): an escape sequence in a
+    name would drive the terminal of whoever lists it."""
+    return any(unicodedata.category(ch) == "Cc" for ch in text)
+
+
 def parse_submission(body: dict) -> Submission:
     """Validate the POST /analyses body (400 with `param` naming the field)."""
     reject_unknown(body, BODY_FIELDS)
@@ -71,6 +78,9 @@ def parse_submission(body: dict) -> Submission:
             raise TrackgradeError("parameter_invalid", f"external_id may be at most "
                                   f"{MAX_EXTERNAL_ID} characters (given {len(external_id)})",
                                   param="external_id")
+        if has_control_characters(external_id):
+            raise TrackgradeError("parameter_invalid", "external_id contains control characters "
+                                  "(escape sequences, newlines, NUL...)", param="external_id")
     genre = body.get("genre")
     if genre is not None:
         check_genre(genre)

@@ -146,6 +146,13 @@ def is_uuid(value: str) -> bool:
 
 
 def base_url(ctx) -> str:
-    """scheme://host[:port] of the service as clients see it."""
+    """scheme://host[:port] of the service as clients see it: `public_base_url`,
+    else from the Host header, which must be one of the allowed hosts (400
+    `parameter_invalid`, param `Host`)."""
+    from trackgrade.server.hosts import check_host
+
     configured = ctx.settings.public_base_url.rstrip("/")
-    return configured or request.host_url.rstrip("/")
+    if configured:
+        return configured
+    check_host(request.host, ctx.settings, ctx.bound)
+    return request.host_url.rstrip("/")

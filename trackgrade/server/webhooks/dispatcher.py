@@ -241,7 +241,7 @@ class Dispatcher:
         """Sign afresh (this attempt's own t) and POST."""
         t = int(self.clock.time())
         return self.sender.send(job.url, job.body, signed_headers(job, t),
-                                timeout=self.options.timeout)
+                                timeout=self.options.timeout, allow_private=job.allow_private)
 
     def _drain(self) -> list:
         finished = []

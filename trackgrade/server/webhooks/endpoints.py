@@ -15,52 +15,27 @@ carries one `v1=` entry (and one Standard Webhooks signature) per secret.
 
 from __future__ import annotations
 
-import ipaddress
 from datetime import datetime, timezone
-from urllib.parse import urlsplit
 
 from trackgrade import signing
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.clock import Clock, SystemClock, isoformat
 from trackgrade.server.store import Store, new_id
 from trackgrade.server.webhooks import state
+from trackgrade.server.webhooks.addresses import check_url, redacted
 
 DEFAULT_OVERLAP = 86400
 
 
-def check_url(url: str) -> str:
-    """`https://` with a host, or `http://` to a loopback address only."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        parts.port                          # noqa: B018 - raises for a bad port
-    except ValueError:
-        raise TrackgradeError("parameter_invalid", f"webhook URL is not a valid URL: {url!r}",
-                              param="url") from None
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and _is_loopback(host):
-        return url
-    raise TrackgradeError("parameter_invalid", f"webhook URL must be https:// (http:// only for "
-                          f"loopback addresses); given {url!r}", param="url")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def add_endpoint(store: Store, url: str, account_id: str, *,
-                 clock: Clock | None = None) -> dict:
-    """Register an endpoint; returns {"id", "url", "account", "secret"}."""
-    check_url(url)
+                 clock: Clock | None = None, allow_private: bool = False) -> dict:
+    """Register an endpoint (the rules of `addresses.check_url`; `allow_private`
+    lets https:// reach private addresses); returns {"id", "url", "account", "secret"}."""
+    check_url(url, allow_private=allow_private)
     clock = clock or SystemClock()
     doc = {"id": new_id("we"), "object": "webhook_endpoint", "account_id": account_id,
            "url": url, "secret": signing.new_secret(), "previous_secrets": [],
+           "allow_private": bool(allow_private),
            "enabled": True, "created_at": isoformat(clock.now()), "last_attempt_at": None,
            "last_status": None, "last_error": None}
     with store.transaction() as txn:
@@ -72,7 +47,9 @@ def add_endpoint(store: Store, url: str, account_id: str, *,
 
 def public_view(endpoint: dict) -> dict:
     """What `admin webhooks list` shows (never a secret)."""
-    return {"id": endpoint["id"], "url": endpoint["url"], "account": endpoint["account_id"],
+    return {"id": endpoint["id"], "url": redacted(endpoint["url"]),
+            "account": endpoint["account_id"],
+            "allow_private": bool(endpoint.get("allow_private", False)),
             "enabled": bool(endpoint.get("enabled", True)),
             "created": endpoint.get("created_at"),
             "last_attempt_at": endpoint.get("last_attempt_at"),
@@ -124,7 +101,7 @@ def rotate_secret(store: Store, webhook_id: str, *, overlap: int = DEFAULT_OVERL
             kept.insert(0, {"secret": endpoint["secret"], "expires_at": now + int(overlap)})
         endpoint.update(secret=signing.new_secret(), previous_secrets=kept)
         txn.put("webhooks", endpoint)
-    return {"id": webhook_id, "url": endpoint["url"], "secret": endpoint["secret"],
+    return {"id": webhook_id, "url": redacted(endpoint["url"]), "secret": endpoint["secret"],
             "overlap": int(overlap), "old_secrets_valid_until": [
                 isoformat(datetime.fromtimestamp(old["expires_at"], timezone.utc))
                 for old in kept]}

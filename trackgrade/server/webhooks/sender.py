@@ -2,7 +2,10 @@
 the receiver answered. The dispatcher never talks HTTP itself.
 
 `HttpSender` is the real one (stdlib `http.client`): a fresh connection per
-attempt, TLS verified for https://, a total deadline (10 s by default) over
+attempt to an address checked as it connects (`addresses.address_refusal`:
+the name is resolved here and the checked address is the one connected to,
+so a name re-pointed at a private address is refused), TLS verified for
+https://, a total deadline (10 s by default) over
 connecting, sending and reading the answer, redirects never followed (a 3xx
 is just a non-2xx answer), at most 64 KiB of the answer body read.
 """
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from trackgrade.server.webhooks.addresses import address_refusal, redacted, resolve
 from trackgrade.server.webhooks.schedule import parse_retry_after
 
 TIMEOUT_S = 10.0
@@ -42,7 +46,7 @@ class SendResult:
 @runtime_checkable
 class WebhookSender(Protocol):
     def send(self, url: str, body: bytes, headers: dict[str, str], *,
-             timeout: float = TIMEOUT_S) -> SendResult:
+             timeout: float = TIMEOUT_S, allow_private: bool = False) -> SendResult:
         """POST `body` with `headers` to `url`; never raises for network
         trouble (it is a SendResult with status None)."""
 
@@ -54,11 +58,11 @@ class HttpSender:
         self._ssl = ssl_context or ssl.create_default_context()
 
     def send(self, url: str, body: bytes, headers: dict[str, str], *,
-             timeout: float = TIMEOUT_S) -> SendResult:
+             timeout: float = TIMEOUT_S, allow_private: bool = False) -> SendResult:
         started = time.monotonic()
         deadline = started + timeout
         try:
-            conn, path = self._connection(url, timeout)
+            conn, path = self._connection(url, timeout, allow_private)
         except ValueError as exc:           # an unusable URL: a failed attempt, not a crash
             return SendResult(None, None, _describe(exc), time.monotonic() - started)
         all_headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT,
@@ -79,15 +83,54 @@ class HttpSender:
             conn.close()
 
 
-    def _connection(self, url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
+    def _connection(self, url: str, timeout: float, allow_private: bool
+                    ) -> tuple[http.client.HTTPConnection, str]:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {url!r}")
+            raise ValueError(f"not an http(s) URL: {redacted(url)!r}")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("webhook URLs may not carry credentials")
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if parts.scheme == "https":
-            return http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
-                                               context=self._ssl), path
-        return http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout), path
+            conn = CheckedHTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                          context=self._ssl)
+        else:
+            conn = CheckedHTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        conn.allow_private = allow_private
+        return conn, path
+
+
+def connect_checked(scheme: str, host: str, port: int, timeout: float,
+                    allow_private: bool) -> socket.socket:
+    """A connection to the first address `host` resolves to that a delivery
+    may reach; ValueError naming why when none may."""
+    addresses = resolve(host, port)
+    if not addresses:
+        raise OSError(f"cannot resolve {host}")
+    refusals = []
+    for address in addresses:
+        why = address_refusal(scheme, address, allow_private=allow_private)
+        if why is not None:
+            refusals.append(why)
+            continue
+        return socket.create_connection((address, port), timeout=timeout)
+    raise ValueError(refusals[0])
+
+
+class CheckedHTTPConnection(http.client.HTTPConnection):
+    allow_private = False
+
+    def connect(self):
+        self.sock = connect_checked("http", self.host, self.port, self.timeout,
+                                    self.allow_private)
+
+
+class CheckedHTTPSConnection(http.client.HTTPSConnection):
+    allow_private = False
+
+    def connect(self):
+        sock = connect_checked("https", self.host, self.port, self.timeout, self.allow_private)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
 def _shorten(conn: http.client.HTTPConnection, deadline: float) -> None:

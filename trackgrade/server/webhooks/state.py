@@ -57,6 +57,7 @@ class Job:
     body: bytes
     attempt: int
     lease_id: str = ""
+    allow_private: bool = False        # the endpoint's --allow-private
 
 
 def delivery_id(event_id: str, webhook_id: str) -> str:
@@ -153,7 +154,8 @@ def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: in
                        last_attempt_at=now, lease_id=secrets_module.token_hex(8))
             txn.put("deliveries", row)
             jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
-                            secrets, body, row["attempts"], row["lease_id"]))
+                            secrets, body, row["attempts"], row["lease_id"],
+                            bool(endpoint.get("allow_private", False))))
     return jobs
 
 
