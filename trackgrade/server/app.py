@@ -141,7 +141,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
                       JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
     app.url_map.strict_slashes = False
     app.extensions["trackgrade"] = ctx
-    envelope.install(app, settings.docs_url or None)
+    envelope.install(app, settings.docs_url or None, settings.retry_after)
 
     @app.before_request
     def _begin():
