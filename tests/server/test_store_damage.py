@@ -166,12 +166,18 @@ def test_damage_a_running_store_meets_is_refused_and_never_truncated(tmp_path):
     writer.close()
 
 
-def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
-    base = tmp_path / "compacted"
+def compacted(written: Path, base: Path) -> Path:
+    """A copy of the written data directory, compacted: its snapshot's path."""
     shutil.copytree(written, base)
     with open_store(base) as store:
         store.compact()
     [snapshot] = base.glob("snapshot-*.jsonl")
+    return snapshot
+
+
+def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
+    base = tmp_path / "compacted"
+    snapshot = compacted(written, base)
     lines = records(snapshot)
     assert len(lines) > 3 + len(COLLECTIONS)
     for n, (offset, line) in enumerate(lines):
@@ -186,10 +192,7 @@ def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
 
 def test_a_mangled_snapshot_document_is_refused_not_served(written, tmp_path):
     base = tmp_path / "data"
-    shutil.copytree(written, base)
-    with open_store(base) as store:
-        store.compact()
-    [snapshot] = base.glob("snapshot-*.jsonl")
+    snapshot = compacted(written, base)
     data = snapshot.read_bytes()
     assert data.count(b'"status":"complete"') >= 1
     snapshot.write_bytes(data.replace(b'"status":"complete"', b'"Xtatus":"complete"', 1))
