@@ -227,7 +227,6 @@ def store(args) -> dict:
     time a request takes to answer 503 while the database is down and the
     time until service is back after it restarts."""
     import random
-    import subprocess
 
     from server_harness import request, start, wav_bytes
 
