@@ -10,6 +10,7 @@ tests/server/test_proof_*.py, and `--workers 2` analysis throughput.
         [--before main]
     python benchmarks/bench_hardening.py bodies [--concurrent 4] [--mib 150] [--rounds 3]
         [--before main]
+    python benchmarks/bench_hardening.py store   [--analyses 200] [--flips 200] [--postgres]
 
 `crash`, `fuzz` and `mutate` run the same code as the CI proofs with bigger
 budgets and print what they saw. `workers` times a real `trackgrade serve
@@ -223,6 +224,120 @@ def workers(args) -> dict:
             "load_average": os.getloadavg()}
 
 
+def store(args) -> dict:
+    """Store damage and outage, longer than the CI proofs (tests/server/
+    test_store_damage.py, test_store_outage.py): a data directory with
+    `--analyses` live analyses written through a real server; `--flips` single
+    bytes replaced at random positions of its journal, then of its snapshot,
+    each opened afresh: refused naming the right file and record offset, or
+    recovered identical; never opened with different data. Then the cost of
+    the checksums (open, `admin store check`) and, on a real PostgreSQL, the
+    time a request takes to answer 503 while the database is down and the
+    time until service is back after it restarts."""
+    import random
+
+    from server_harness import request, start, wav_bytes
+
+    from trackgrade.server.store import COLLECTIONS, open_store
+    from trackgrade.server.store.base import StoreDamage
+    from trackgrade.server.store.check import check_data_dir
+
+    rng = random.Random(args.seed)
+    out: dict = {"analyses": args.analyses, "flips_per_file": args.flips}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "data"
+        opened = open_store(root)
+        server = start(store=opened, in_flight=args.analyses + 1, test_in_flight=args.analyses + 1,
+                       rate_per_minute=10**6, test_rate_per_minute=10**6)
+        key, _ = server.key("test")
+        for i in range(args.analyses):
+            accepted = server.submit(key, f"t{i}.wav").json
+            server.upload(accepted, wav_bytes(0.1))
+        for accepted_id in [r["id"] for r in opened.select("analyses.by_key", (
+                opened.scan("keys")[0]["id"],))]:
+            server.wait(accepted_id, key, until=lambda d: d["diagnosis_status"] == "ready")
+        server.stop()
+        opened.close()
+
+        def state(path):
+            with open_store(path) as again:
+                return {c: again.scan(c) for c in COLLECTIONS}
+
+        def flips(path_of, label: str) -> dict:
+            intact = state(root)
+            target = path_of(root)
+            data = target.read_bytes()
+            starts = [0] + [i + 1 for i, b in enumerate(data) if b == 10][:-1]
+            tally = {"refused_right_offset": 0, "refused_other": 0, "recovered_identical": 0,
+                     "opened_different": 0}
+            for n in range(args.flips):
+                position = rng.randrange(len(data))
+                copy = Path(tmp) / f"{label}{n}"
+                shutil.copytree(root, copy)
+                damaged = bytearray(data)
+                damaged[position] = ord("X") if damaged[position] != ord("X") else ord("Y")
+                path_of(copy).write_bytes(bytes(damaged))
+                record = max(s for s in starts if s <= position)
+                try:
+                    seen = state(copy)
+                    tally["recovered_identical" if seen == intact else "opened_different"] += 1
+                except StoreDamage as exc:
+                    right = exc.path == str(path_of(copy)) and (
+                        exc.offset == record or label == "snapshot")
+                    tally["refused_right_offset" if right else "refused_other"] += 1
+                shutil.rmtree(copy)
+            return {"bytes": len(data), **tally}
+
+        journal = lambda r: sorted(r.glob("journal-*.log"))[-1]      # noqa: E731
+        out["journal"] = flips(journal, "journal")
+        with open_store(root) as again:
+            again.compact()
+        snapshot = lambda r: sorted(r.glob("snapshot-*.jsonl"))[-1]   # noqa: E731
+        out["snapshot"] = flips(snapshot, "snapshot")
+        started = time.perf_counter()
+        open_store(root).close()
+        out["open_s"] = round(time.perf_counter() - started, 3)
+        started = time.perf_counter()
+        check_data_dir(root)
+        out["store_check_s"] = round(time.perf_counter() - started, 3)
+        out["store_bytes"] = sum(p.stat().st_size for p in root.glob("*-*"))
+
+    if args.postgres:
+        from pgserver import LocalPostgres
+        from serve_process import ServeProcess, make_key
+
+        with LocalPostgres() as pg:
+            database = pg.create_database()
+            key, _ = make_key("live", 10, database=database, pool_size=2)
+            served = ServeProcess(None, database=database, require=True,
+                                  unset=("TRACKGRADE_DATABASE_URL",))
+            try:
+                accepted = request(served.url, "POST", "/v1/analyses", key=key, idem="b",
+                                   body={"file_name": "a.wav"}).json
+                path = f"/v1/analyses/{accepted['id']}"
+                pg.halt()
+                waits = []
+                for _ in range(3):
+                    started = time.monotonic()
+                    reply = request(served.url, "GET", path, key=key)
+                    waits.append((reply.status, round(time.monotonic() - started, 2)))
+                pg.resume()
+                started = time.monotonic()
+                statuses = []
+                while True:
+                    reply = request(served.url, "GET", path, key=key)
+                    statuses.append(reply.status)
+                    if reply.status == 200 or time.monotonic() - started > 60:
+                        break
+                    time.sleep(0.1)
+                out["postgres_down"] = {"answers_status_s": waits,
+                                        "back_after_restart_s": round(time.monotonic() - started, 2),
+                                        "statuses_until_back": sorted(set(statuses))}
+            finally:
+                served.stop()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -242,11 +357,16 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     import hardening_http
     hardening_http.add_parsers(sub)
+    p = sub.add_parser("store")
+    p.add_argument("--analyses", type=int, default=200)
+    p.add_argument("--flips", type=int, default=200)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--postgres", action="store_true", help="also stop/start a real PostgreSQL")
     args = parser.parse_args()
     if args.what == "workers" and args.make_before:
         make_before(Path(args.before))
     result = {"crash": crash, "fuzz": fuzz, "mutate": mutate, "workers": workers,
-              **hardening_http.COMMANDS}[args.what](args)
+              "store": store, **hardening_http.COMMANDS}[args.what](args)
     text = json.dumps(result, indent=2)
     print(text)
     out = ROOT / "benchmarks" / "out"

@@ -2,6 +2,7 @@
 
     with LocalPostgres() as pg:          # initdb + pg_ctl start on a free loopback port
         url = pg.create_database()       # postgresql://postgres@127.0.0.1:PORT/tg_…
+        pg.halt(); pg.resume()           # an outage: the server down, then back
 
 It uses the installed server binaries (Debian's `postgresql` package:
 /usr/lib/postgresql/<N>/bin; `.ci/run` installs it). `initdb` refuses to run
@@ -72,12 +73,27 @@ class LocalPostgres:
             shutil.chown(self.root, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
                   "-E", "UTF8", "--no-instructions", "--locale=C")
+        return self.resume()
+
+    def resume(self) -> "LocalPostgres":
+        """Start the server on its data directory (again, after `halt`)."""
         options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} "
                    f"-c unix_socket_directories={self.root} -c max_connections=200 "
                    f"-c shared_buffers=128MB -c fsync={'on' if self.fsync else 'off'}")
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"),
                   "-o", options, "-w", "-t", "60", "start")
         return self
+
+    def running(self) -> bool:
+        try:
+            self._run("pg_ctl", "-D", str(self.data), "status", timeout=30)
+        except RuntimeError:
+            return False
+        return True
+
+    def halt(self) -> None:
+        """Stop the server at once (an outage), keeping its data for `resume`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop", timeout=60)
 
     @property
     def url(self) -> str:

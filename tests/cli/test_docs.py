@@ -10,7 +10,7 @@ from trackgrade.cli import app
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 DOCUMENTED_HERE = ("analyze", "batch", "report", "genres")
-REMOTE_COMMANDS = ("analyze", "get", "status", "list", "account")
+REMOTE_COMMANDS = ("analyze", "get", "status", "list", "account", "cancel")
 
 
 def test_every_command_and_option_is_documented():

@@ -67,14 +67,17 @@ def test_every_shell_line_runs(server, tmp_path, monkeypatch):
     promos.mkdir()
     shutil.copyfile(ROOT / "fixtures" / "demo.mp3", promos / "demo.mp3")
     env = {"TRACKGRADE_API_KEY": key, "TRACKGRADE_BASE_URL": server.url}
-    analysis_id = trackgrade.client.Client(key, server.url).analyses.create(
-        ROOT / "fixtures" / "demo.mp3").id
+    client = trackgrade.client.Client(key, server.url)
+    analysis_id = client.analyses.create(ROOT / "fixtures" / "demo.mp3").id
+    waiting_id = client.call("POST", "/analyses", json_body={"file_name": "never.wav"},
+                             idempotency_key="readme-waiting").id      # never uploaded
     [shell] = blocks("bash")
     commands = [line.split("#")[0].strip() for line in shell.splitlines()
                 if line.startswith("trackgrade ")]
     assert len(commands) >= 7
     runner = CliRunner()
     for command in commands:
+        command = command.replace("<waiting-id>", waiting_id)
         command = command.replace("<id>", analysis_id).replace("promos", str(promos))
         command = command.replace("grades.csv", str(tmp_path / "grades.csv"))
         result = runner.invoke(app, shlex.split(command)[1:], env=env)

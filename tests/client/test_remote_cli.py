@@ -243,3 +243,32 @@ def test_poll_pace_learns_the_batch_analysis_time():
                 idempotency_key(b"abc", "pre-master", "house"),
                 idempotency_key(b"abc", "master", None),
                 idempotency_key(b"abc", "master", "house", round_=1)}) == 5
+
+
+def test_remote_cancel_and_client_cancel(served):
+    from server_harness import request
+
+    from trackgrade.client import Client, ConflictError
+
+    def waiting(key):
+        return request(served.url, "POST", "/v1/analyses", key=served.keys[key],
+                       idem=f"cancel-{key}-{free_port()}", body={"file_name": "never.wav"}).json
+
+    before = credits(served.data, served.keys["live_account"])
+    accepted = waiting("live")
+    assert credits(served.data, served.keys["live_account"]) == before - 1
+    shown = run(served, "remote", "cancel", accepted["id"], key="live")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith(f"Canceled {accepted['id']}  failed")
+    assert credits(served.data, served.keys["live_account"]) == before
+    again = run(served, "remote", "cancel", accepted["id"], key="live")
+    assert again.exit_code == 1 and "analysis_not_cancelable" in again.stderr
+    other = waiting("test")
+    doc = json.loads(run(served, "remote", "cancel", other["id"], "--json").stdout)
+    assert doc["status"] == "failed" and doc["error"]["code"] == "analysis_canceled"
+    client = Client(served.keys["test"], served.url)
+    third = waiting("test")
+    assert client.analyses.cancel(third["id"]).error.code == "analysis_canceled"
+    with pytest.raises(ConflictError) as caught:
+        client.analyses.cancel(third["id"])
+    assert caught.value.code == "analysis_not_cancelable" and caught.value.status == 409

@@ -96,17 +96,22 @@ def test_one_idempotent_submission_raced_across_both_nodes(cluster):
     def post(i):
         return submit((a, b)[i % 2], key, "race-1")
 
-    with ThreadPoolExecutor(8) as pool:
-        replies = list(pool.map(post, range(16)))
+    with ThreadPoolExecutor(10) as pool:
+        replies = list(pool.map(post, range(20)))
     accepted = [r for r in replies if r.status == 202]
     assert accepted and all(r.status in (202, 409) for r in replies), \
         [(r.status, r.body) for r in replies]
     assert {r.json["id"] for r in accepted} == {accepted[0].json["id"]}
     assert sum(r.headers.get("idempotent-replayed") == "true" for r in accepted) \
         == len(accepted) - 1
+    # every answer, from either node, is the original byte for byte (upload.token too)
+    assert {r.body for r in accepted} == {accepted[0].body}
     listed = a("GET", "/v1/analyses", key=key).json["data"]
     assert [row["id"] for row in listed] == [accepted[0].json["id"]]
     assert read(database, "accounts", account_id)["credits"] == 4
+    # so whichever answer a client kept, its token uploads (once), to either node
+    assert upload_to(b, accepted[0].json, b"RIFF not really audio").status in (200, 422)
+    assert upload_to(a, accepted[-1].json, b"RIFF not really audio").status == 401
 
 
 def test_credits_and_the_in_flight_limit_hold_under_a_race_across_both_nodes(cluster):

@@ -90,3 +90,27 @@ def test_sweep_purges_expired_idempotency_records(world):
     clock.advance(86400 + 1)
     life.sweep()
     assert store.get("idempotency", "idem1") is None
+
+
+def test_markers_an_older_release_kept_in_settings_are_adopted_and_honoured(world):
+    path, store, clock, caller = world
+    life = lifecycle(store, clock)
+    lost, token = submit(life, caller, 1)
+    waiting, _ = submit(life, caller, 2)
+    life.accept_upload(lost, token, 1000)
+    with store.transaction() as txn:          # the layout before the "uploads"/"jobs" collections
+        for collection, prefix, analysis_id in (("jobs", "server.job:", lost),
+                                                ("uploads", "server.upload:", waiting)):
+            marker = txn.get(collection, analysis_id)
+            txn.delete(collection, analysis_id)
+            txn.put("settings", {"id": prefix + analysis_id, "analysis_id": analysis_id,
+                                 "at": marker["at"], **({"node": ""} if collection == "jobs"
+                                                        else {})})
+    store, life = reopen(path, store, clock)
+    assert life.recover() == [lost]
+    assert store.get("analyses", lost)["error"]["code"] == "engine_error"
+    assert not [d for d in store.scan("settings") if d["id"].startswith("server.")]
+    clock.advance(901)
+    assert life.sweep() == [waiting]
+    assert store.get("analyses", waiting)["error"]["code"] == "upload_incomplete"
+    store.close()

@@ -63,7 +63,8 @@ def codes_raised_by_the_server() -> set[str]:
     """Every error code literal in the server's source (plus the engine's
     header checks, accounts and test mode, which the server passes on)."""
     root = Path(server_package.__file__).parent
-    text = "\n".join(p.read_text() for p in root.rglob("*.py") if "store" not in p.parts)
+    text = "\n".join(p.read_text() for p in root.rglob("*.py")
+                     if "store" not in p.relative_to(root).parts)
     literals = set(re.findall(r'"([a-z_]+)"', text))
     used = {code for code in ERROR_CODES if code in literals}
     used |= {"unprocessable_audio", "file_rejected", "file_too_large"}   # engine.decode.probe

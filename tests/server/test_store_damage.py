@@ -14,6 +14,7 @@ and a delete in every collection the server writes.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from trackgrade.server import admin  # noqa: E402
 from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
 from trackgrade.server.store.base import StoreDamage, StoreError  # noqa: E402
 from trackgrade.server.store.check import check_data_dir  # noqa: E402
+from trackgrade.server.store.journal import encode_line, read_transactions  # noqa: E402
 from trackgrade.server.webhooks.endpoints import add_endpoint  # noqa: E402
 
 
@@ -166,12 +168,18 @@ def test_damage_a_running_store_meets_is_refused_and_never_truncated(tmp_path):
     writer.close()
 
 
-def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
-    base = tmp_path / "compacted"
+def compacted(written: Path, base: Path) -> Path:
+    """A copy of the written data directory, compacted: its snapshot's path."""
     shutil.copytree(written, base)
     with open_store(base) as store:
         store.compact()
     [snapshot] = base.glob("snapshot-*.jsonl")
+    return snapshot
+
+
+def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
+    base = tmp_path / "compacted"
+    snapshot = compacted(written, base)
     lines = records(snapshot)
     assert len(lines) > 3 + len(COLLECTIONS)
     for n, (offset, line) in enumerate(lines):
@@ -186,10 +194,7 @@ def test_a_flipped_byte_in_any_snapshot_line_is_detected(written, tmp_path):
 
 def test_a_mangled_snapshot_document_is_refused_not_served(written, tmp_path):
     base = tmp_path / "data"
-    shutil.copytree(written, base)
-    with open_store(base) as store:
-        store.compact()
-    [snapshot] = base.glob("snapshot-*.jsonl")
+    snapshot = compacted(written, base)
     data = snapshot.read_bytes()
     assert data.count(b'"status":"complete"') >= 1
     snapshot.write_bytes(data.replace(b'"status":"complete"', b'"Xtatus":"complete"', 1))
@@ -240,3 +245,20 @@ def test_a_torn_tail_is_reported_but_is_not_damage(tmp_path):
     assert report.ok and report.tail == "torn" and report.records == 1
     with pytest.raises(StoreError):
         check_data_dir(tmp_path / "missing")
+
+
+def test_a_checksum_damaged_into_another_spelling_of_its_value_is_still_damage(tmp_path):
+    """int("0X1234ab", 16) == 0x1234ab: a checksum "001234ab" whose second
+    digit is damaged into "X" must not pass as the same number."""
+    path = tmp_path / "journal-0000000000.log"
+    for n in range(100_000):
+        line = encode_line({("accounts", f"a{n}"): ({"id": f"a{n}"}, f'{{"id":"a{n}"}}')})
+        if line.startswith(b"00"):
+            break
+    path.write_bytes(b"0X" + line[2:] + line)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(StoreDamage, match="at offset 0:"):
+            list(read_transactions(fd, 0, path=path))
+    finally:
+        os.close(fd)

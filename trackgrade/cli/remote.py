@@ -185,6 +185,21 @@ def remote_status(
         stdout_console().print(status_line(doc))
 
 
+@app.command("cancel")
+def remote_cancel(
+    analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
+    base_url: BaseUrlOption = None,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cancel an analysis still waiting for its upload (its credit is restored)."""
+    doc = make_client(base_url, key).analyses.cancel(analysis_id)
+    if as_json:
+        dump(doc)
+    else:
+        stdout_console().print(f"Canceled {status_line(doc)}", markup=False, highlight=False)
+
+
 @app.command("list")
 def remote_list(
     base_url: BaseUrlOption = None,

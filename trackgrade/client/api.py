@@ -243,7 +243,7 @@ def decode(response: Response) -> Any:
 
 
 class Analyses:
-    """`client.analyses`: create, get, status, list, wait."""
+    """`client.analyses`: create, get, status, cancel, list, wait."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -291,6 +291,12 @@ class Analyses:
     def status(self, analysis_id: str) -> APIObject:
         """The lightweight state: `status`, `diagnosis_status`."""
         return self._client.call("GET", f"/analyses/{_id(analysis_id)}/status")
+
+    def cancel(self, analysis_id: str) -> APIObject:
+        """Cancel an analysis that still awaits its upload: the returned
+        Analysis is `failed` with error code `analysis_canceled` and its credit
+        is restored. Any other analysis raises the 409 `analysis_not_cancelable`."""
+        return self._client.call("DELETE", f"/analyses/{_id(analysis_id)}")
 
     def list(self, *, page_size: int = 100, starting_after: str | None = None,
              limit: int | None = None) -> Iterator[APIObject]:

@@ -27,7 +27,7 @@ from trackgrade.server.clock import Clock, SystemClock
 from trackgrade.server.idempotency import InFlightKeys
 from trackgrade.server.lifecycle import Lifecycle
 from trackgrade.server.ratelimit import MinuteWindow, StoreMinuteWindow
-from trackgrade.server.store import Store
+from trackgrade.server.store import Store, StoreError
 from trackgrade.server.webhooks import (
     Dispatcher, DispatchOptions, HttpSender, WebhookSender, parse_schedule,
 )
@@ -96,6 +96,8 @@ class ServerContext:
         while not self._stop.wait(self.settings.sweep_interval):
             try:
                 self.lifecycle.sweep()
+            except StoreError as exc:       # an outage: one line, the next sweep retries
+                log.warning("the sweeper could not reach the store: %s", exc)
             except Exception:  # noqa: BLE001 - keep sweeping
                 log.exception("the upload sweeper failed")
 
@@ -142,7 +144,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
                       JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
     app.url_map.strict_slashes = False
     app.extensions["trackgrade"] = ctx
-    envelope.install(app, settings.docs_url or None)
+    envelope.install(app, settings.docs_url or None, settings.retry_after)
 
     @app.before_request
     def _begin():

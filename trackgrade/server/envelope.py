@@ -5,7 +5,8 @@
 every failure through them: our own `TrackgradeError`s, Werkzeug's HTTP
 exceptions (404 route_not_found, 405 method_not_allowed with `Allow`, 413
 request_too_large, 400 invalid_json...) and unexpected exceptions (500
-api_error, logged with the request id, never the body). waitress's own
+api_error, logged with the request id, never the body; a StoreError is a
+503 service_unavailable with Retry-After). waitress's own
 framing errors use `error_body` too (see `serve.py`).
 """
 
@@ -98,9 +99,25 @@ def http_error(exc: HTTPException) -> TrackgradeError:
     return TrackgradeError(code, message, headers=headers)
 
 
-def install(app: Flask, docs_url: str | None) -> None:
+def store_unavailable(exc: Exception, retry_after: int) -> TrackgradeError:
+    """A store that cannot be read or written (disk full, damaged files,
+    PostgreSQL down or restarting): 503 with Retry-After, never a 500."""
+    return TrackgradeError("service_unavailable", "the service's storage is unavailable; "
+                           "retry later with the same Idempotency-Key",
+                           headers={"Retry-After": str(max(1, int(retry_after)))})
+
+
+def install(app: Flask, docs_url: str | None, retry_after: int = 30) -> None:
     """Register the handlers and the X-Request-Id stamp on `app`."""
+    from trackgrade.server.store import StoreError
+
     app.config["TRACKGRADE_DOCS_URL"] = docs_url
+
+    @app.errorhandler(StoreError)
+    def _store(exc: StoreError):
+        log.warning("store unavailable in %s %s (request %s): %s", request.method,
+                    request.path, current_request_id(), exc)
+        return error_response(store_unavailable(exc, retry_after))
 
     @app.errorhandler(TrackgradeError)
     def _ours(err: TrackgradeError):

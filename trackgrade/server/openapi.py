@@ -269,7 +269,13 @@ def paths() -> dict:
         "/analyses/{analysis_id}": {"get": _with_links(_op(
             "getAnalysis", "Read an analysis", ("200", _json(_ref("Analysis"), "the analysis")),
             ("not_found", "parameter_unknown"), params=[_ID], headers=_RATE_HEADERS),
-            "200", _FROM_ANALYSIS)},
+            "200", _FROM_ANALYSIS),
+            "delete": _op(
+                "cancelAnalysis", "Cancel an analysis awaiting its upload: it fails with "
+                "error code analysis_canceled and its credit is restored",
+                ("200", _json(_ref("Analysis"), "the analysis, now failed")),
+                ("not_found", "parameter_unknown", "analysis_not_cancelable"), params=[_ID],
+                headers=_RATE_HEADERS)},
         "/analyses/{analysis_id}/status": {"get": _op(
             "getAnalysisStatus", "Poll an analysis's state",
             ("200", _json(_ref("AnalysisStatus"), "the state")),
@@ -363,5 +369,6 @@ def document(server_url: str = "/v1") -> dict:
         },
         "x-all-error-codes": sorted({c for item in paths().values() for op in item.values()
                                      for c in op["x-error-codes"]} | {"route_not_found",
-                                                                      "method_not_allowed"}),
+                                                                      "method_not_allowed",
+                                                                      "analysis_canceled"}),
     }

@@ -1,5 +1,5 @@
 """POST /analyses, GET /analyses, GET /analyses/{id}, GET /analyses/{id}/status
-(spec 4.1-4.4)."""
+(spec 4.1-4.4), DELETE /analyses/{id} (cancel, CONTRACT.md 5)."""
 
 from __future__ import annotations
 
@@ -197,6 +197,15 @@ def blueprint(ctx) -> Blueprint:
         reject_unknown_query(())
         return raw_json_response(
             documents.document_text(visible_row(caller, analysis_id)).encode(), 200)
+
+    @bp.delete("/analyses/<analysis_id>")
+    @authenticated(ctx)
+    def cancel_analysis(caller: Caller, analysis_id: str):
+        """Cancel an analysis awaiting its bytes (CONTRACT.md 5): 200 with it,
+        now failed `analysis_canceled`; 409 `analysis_not_cancelable` after."""
+        reject_unknown_query(())
+        visible_row(caller, analysis_id)
+        return json_response(ctx.lifecycle.cancel(analysis_id), 200)
 
     @bp.get("/analyses/<analysis_id>/status")
     @authenticated(ctx)

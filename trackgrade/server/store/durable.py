@@ -274,14 +274,22 @@ class TinyDBStore(MemoryStore):
         if (info.st_size == self._offset and info.st_nlink
                 and not _journal_path(self.root, self._generation + 1).exists()):
             return                          # nothing changed: no lock needed
-        with self._shared():
-            self._catch_up()
+        try:
+            with self._shared():
+                self._catch_up()
+        except OSError as exc:
+            raise StoreError(f"cannot read the store in {self.root}: "
+                             f"{exc.strerror or exc}") from None
 
     def _begin(self) -> None:
         self._lock_files()
         try:
             self._catch_up()
             self._mend()
+        except OSError as exc:
+            self._unlock_files()
+            raise StoreError(f"cannot use the store in {self.root}: "
+                             f"{exc.strerror or exc}") from None
         except BaseException:
             self._unlock_files()
             raise

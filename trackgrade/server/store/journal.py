@@ -45,7 +45,7 @@ def decode_line(line: bytes) -> list | None:
         return None
     payload = line[9:]
     try:
-        if int(line[:8], 16) != zlib.crc32(payload):
+        if line[:8] != b"%08x" % zlib.crc32(payload):   # exactly: int() would take "0X1f…"
             return None
         return json.loads(payload)["ops"]
     except (ValueError, KeyError, TypeError):

@@ -18,6 +18,11 @@ claiming work (webhook deliveries) never take the same row. Deadlocks
 (rare: two transactions locking the same documents in opposite orders)
 surface as StoreError after PostgreSQL breaks them.
 
+A database that is down or restarting surfaces as StoreError within
+`acquire_timeout` seconds (the app answers 503 service_unavailable with
+Retry-After); the pool keeps reconnecting in the background and serves
+again as soon as the database is back.
+
 A commit returns after PostgreSQL made it durable (`synchronous_commit`
 on), so a write that returned survives a crash of the node or the database.
 """
@@ -44,6 +49,8 @@ except ImportError as missing:  # pragma: no cover - the dependency is declared
     _IMPORT_ERROR = missing
 
 DEFAULT_POOL = 16
+ACQUIRE_TIMEOUT = 5.0       # seconds a request waits for a connection before its 503
+RECONNECT_TIMEOUT = 2.0     # seconds one pool slot keeps retrying a lost database
 
 
 def _match(fields: tuple[str, ...], values: tuple) -> tuple[list[str], list]:
@@ -192,11 +199,12 @@ class PostgresStore(StoreLifecycle):
     shared = True
 
     def __init__(self, url: str, *, pool_size: int = DEFAULT_POOL,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, acquire_timeout: float = ACQUIRE_TIMEOUT) -> None:
         if psycopg is None:
             raise StoreError(f"PostgreSQL needs psycopg: pip install 'psycopg[binary]' "
                              f"psycopg_pool ({_IMPORT_ERROR})")
         self.url = url
+        self.acquire_timeout = acquire_timeout
         self._local = threading.local()
         self._closed = False
         try:        # one direct attempt first: a wrong URL fails at once, in one line
@@ -205,9 +213,17 @@ class PostgresStore(StoreLifecycle):
             raise StoreError(f"cannot connect to PostgreSQL at {redact(url)}: "
                              f"{_reason(exc)}") from None
         try:
+            # `check`: a connection the database dropped (a restart) is replaced
+            # when taken, not handed to a request that would fail on it.
+            # `reconnect_timeout`: a slot whose reconnection keeps failing is
+            # given up after a few seconds (instead of backing off for minutes),
+            # so the next request tries afresh: service resumes as soon as the
+            # database is back
             self._pool = ConnectionPool(url, min_size=1, max_size=max(2, pool_size),
                                         kwargs={"autocommit": True}, open=False,
-                                        timeout=connect_timeout, name="trackgrade")
+                                        timeout=connect_timeout, name="trackgrade",
+                                        check=ConnectionPool.check_connection,
+                                        reconnect_timeout=RECONNECT_TIMEOUT)
             self._pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:  # noqa: BLE001 - every connection failure is one message
             raise StoreError(f"cannot connect to PostgreSQL at {redact(url)}: "
@@ -248,9 +264,9 @@ class PostgresStore(StoreLifecycle):
         exceptions, e.g. a ValueError from a bad document, pass through)."""
         self._check_open()
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection(timeout=self.acquire_timeout) as conn:
                 yield conn
-        except psycopg.Error as exc:
+        except psycopg.Error as exc:        # PoolTimeout included: the database is out of reach
             raise StoreError(f"PostgreSQL: {_reason(exc)}") from exc
 
     def _read(self, sql: str, params) -> list:

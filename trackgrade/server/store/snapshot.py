@@ -162,11 +162,7 @@ class _Lines:
         if self.checked:
             if len(line) < 10 or line[8:9] != b" ":
                 raise StoreDamage(self.path, offset, "a damaged line (no checksum)")
-            try:
-                good = int(line[:8], 16) == zlib.crc32(line[9:])
-            except ValueError:
-                good = False
-            if not good:
+            if line[:8] != b"%08x" % zlib.crc32(line[9:]):    # exactly (not int(): "0X…")
                 raise StoreDamage(self.path, offset, "the line fails its checksum")
             line = line[9:]
         value = json.loads(line)
