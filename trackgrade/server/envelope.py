@@ -99,7 +99,7 @@ def http_error(exc: HTTPException) -> TrackgradeError:
     return TrackgradeError(code, message, headers=headers)
 
 
-def store_unavailable(exc: Exception, retry_after: int) -> TrackgradeError:
+def store_unavailable(exc: Exception | None, retry_after: int) -> TrackgradeError:
     """A store that cannot be read or written (disk full, damaged files,
     PostgreSQL down or restarting): 503 with Retry-After, never a 500."""
     return TrackgradeError("service_unavailable", "the service's storage is unavailable; "

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 from trackgrade.errors import TrackgradeError
 
 log = logging.getLogger("trackgrade.server")
+# after a store outage seen while admitting a head, heads are answered 503 without
+# asking the store again for this long (each ask may wait for a connection)
+STORE_RETRY_S = 1.0
 
 UPLOADS = "/v1/uploads/"
 OPENAPI = "/v1/openapi.json"     # served in maintenance too
@@ -124,8 +128,24 @@ class Gate:
         largest = settings.max_upload_bytes + upload_overhead
         self.budget = BodyBudget(max(settings.max_body_bytes_in_flight, largest))
         self.connections = AddressCount(settings.max_connections_per_address)
+        self.store_down_until = 0.0      # monotonic time before which the store is not asked
 
     def admit(self, head: Head) -> Admission:
+        """The admission of one request head; a store that cannot be read here
+        answers as the app would (503 service_unavailable with Retry-After)."""
+        from trackgrade.server.envelope import store_unavailable
+        from trackgrade.server.store import StoreError
+
+        if time.monotonic() < self.store_down_until:       # no store wait on the event loop
+            raise Refused(store_unavailable(None, self.settings.retry_after))
+        try:
+            return self._admit(head)
+        except StoreError as exc:
+            log.warning("store unavailable while admitting %s %s: %s", head.method, head.path, exc)
+            self.store_down_until = time.monotonic() + STORE_RETRY_S
+            raise Refused(store_unavailable(exc, self.settings.retry_after)) from None
+
+    def _admit(self, head: Head) -> Admission:
         method = head.method.upper()
         self._route(method, head.path)
         if self.ctx is not None and head.path.rstrip("/") != OPENAPI and self.ctx.maintenance():
