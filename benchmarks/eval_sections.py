@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from eval_rhythm import label_acc as agreement  # noqa: E402  (0.1 s frames whose label matches)
 from section_specs import SPECS  # noqa: E402
 from truth import REAL, render_specs  # noqa: E402
 
@@ -39,17 +40,6 @@ def sections_of(path: Path):
     rh = measure_rhythm(spec, dur)
     st = measure_structure(spec, dur, beat_times=rh.beat_times, bpm=rh.bpm)
     return [(s.start, s.end, s.label, s.energy) for s in st.sections], dur
-
-
-def agreement(est, ref, dur, step=0.1) -> float:
-    t = np.arange(0, dur, step)
-
-    def lab(secs):
-        out = np.empty(len(t), dtype=object)
-        for s in secs:
-            out[(t >= s[0]) & (t < s[1])] = s[2]
-        return out
-    return float(np.mean(lab(est) == lab(ref)))
 
 
 def runs(secs) -> int:
