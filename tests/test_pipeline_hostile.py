@@ -16,7 +16,7 @@ Decisions pinned here:
 - Random bytes after a valid WAV header are PCM samples as far as any decoder
   can tell: they are graded (as full-scale noise). A FLAC whose frames are
   garbage is refused ("could not be decoded"); a WAV whose data stops short
-  of 2 s is refused as truncated.
+  of 1 s is refused as truncated.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ def test_every_decodable_real_clip_gives_a_valid_document():
         try:
             doc = _run(data, path.name)
         except TrackgradeError as exc:
-            # refused clips (Ogg, loops under 2 s) get a decode-time code and words
+            # refused clips (Ogg, samples under 1 s) get a decode-time code and words
             assert exc.code == "unprocessable_audio", (path.name, exc)
             assert len(exc.message) > 20, (path.name, exc.message)
             continue

@@ -64,6 +64,20 @@ def test_every_file_is_tried_and_each_failure_is_one_line(runner, tracks, garbag
     assert lines[2].startswith(f"trackgrade: cannot read '{folder}': Is a directory")
 
 
+def test_a_one_bar_break_is_analysed(runner, tmp_path):
+    """Audio from 1 s up (CONTRACT.md section 5, parts): a 1.5 s one-bar break
+    at 160 BPM is graded as a part, with its bar's tempo."""
+    from one_bar import one_bar_wav
+
+    path = tmp_path / "break.wav"
+    path.write_bytes(one_bar_wav(160))
+    result = runner.invoke(app, ["analyze", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert abs(document["tempo"]["bpm"] - 160) <= 3.2
+    assert document["structure"]["judged"] is False
+
+
 def test_the_screen_also_goes_on_past_a_failure(runner, tracks, tmp_path):
     missing = tmp_path / "gone.wav"
     result = runner.invoke(app, ["analyze", str(missing), str(tracks[0])],

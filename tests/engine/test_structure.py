@@ -146,3 +146,29 @@ def test_energy_curve_from_the_short_term_loudness(tracks):
         idx = np.concatenate([np.arange(int((s["start"] + 3) / 0.1), int(s["end"] / 0.1)) for s in secs])
         return float(curve[idx].mean())
     assert mean_over("drop") > mean_over("breakdown")
+
+
+def test_no_run_of_identical_labels(tracks):
+    """Adjacent sections with one label are one section (CONTRACT.md section 5)."""
+    for name, (_, _, dur, _, st) in tracks.items():
+        labels = [s.label for s in st.sections]
+        assert all(a != b for a, b in zip(labels, labels[1:])), (name, labels)
+
+
+def test_an_outro_is_never_the_loudest_section(tracks):
+    for name, (_, _, dur, _, st) in tracks.items():
+        secs = st.sections
+        if len(secs) > 1 and secs[-1].label == "outro":
+            assert secs[-1].energy < max(s.energy for s in secs), (name, secs)
+
+
+def test_a_short_last_section_at_the_top_level_is_a_drop_not_an_outro():
+    """The loudest part of a track is never its outro, however short it is."""
+    from trackgrade.engine.structure import _label
+
+    level = np.array([0.3, 0.8, 0.2, 1.0])
+    labels = _label(level, np.zeros(4), np.zeros(4), np.array([8, 16, 8, 4]))
+    assert labels[-1] == "drop"
+    # a short tail just under the top level is still the outro
+    level = np.array([0.3, 1.0, 0.2, 0.95])
+    assert _label(level, np.zeros(4), np.zeros(4), np.array([8, 16, 8, 4]))[-1] == "outro"

@@ -106,3 +106,22 @@ def test_everything_is_escaped(server, complete):
     html = server.request("GET", f"/v1/embed/{doc['id']}").body.decode()
     assert "<script>" not in html and "<b>" not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;" in html
+
+
+def test_badge_says_not_electronic(server):
+    """Music that is not electronic (CONTRACT.md section 5): the badge shows
+    `genre.name`, "Not electronic (nearest: <family>)"."""
+    from acoustic_like import acoustic
+
+    key, _ = server.key("live", credits=2)
+    accepted = server.submit(key, "played.wav").json
+    assert server.upload(accepted, acoustic()).status == 200
+    doc = server.wait(accepted["id"], key, until=lambda d: d["status"] != "processing", timeout=120)
+    assert doc["status"] == "complete", doc.get("error")
+    assert doc["genre"]["name"].startswith("Not electronic (nearest: ")
+    admin.set_embed(server.store, doc["id"], True)
+    try:
+        html = server.request("GET", f"/v1/embed/{doc['id']}").body.decode()
+        assert doc["genre"]["name"] in html
+    finally:
+        admin.set_embed(server.store, doc["id"], False)

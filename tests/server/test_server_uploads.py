@@ -192,6 +192,20 @@ def test_undecodable_uploads_are_422(server, data, code):
     assert_failed_with(server, accepted, code, account, 5)
 
 
+def test_a_one_bar_break_is_analysed_live(server):
+    """Audio from 1 s up is accepted (CONTRACT.md section 5, parts): a 1.5 s
+    break cut to one bar at 160 BPM completes with its tempo and as a part."""
+    from one_bar import one_bar_wav
+
+    key, account, accepted = submit(server)
+    assert server.upload(accepted, one_bar_wav(160)).status == 200
+    doc = server.wait(accepted["id"], key, until=lambda d: d["diagnosis_status"] == "ready")
+    assert doc["status"] == "complete", doc.get("error")
+    assert abs(doc["duration_seconds"] - 1.5) < 0.01
+    assert abs(doc["tempo"]["bpm"] - 160) <= 3.2
+    assert doc["structure"]["judged"] is False
+
+
 def test_over_twenty_minutes_is_413_file_rejected(server):
     key, account, accepted = submit(server)
     reply = server.upload(accepted, wav_bytes(21 * 60, rate=8000, bits=8))

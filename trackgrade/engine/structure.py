@@ -203,10 +203,11 @@ def _label(level: np.ndarray, slopes: np.ndarray, risers: np.ndarray, n_units: n
         return ["intro", "drop"] if level[1] >= level[0] else ["drop", "outro"]
     labels = ["drop" if d else "breakdown" for d in is_drop]
     # the ends are intro/outro unless they run at full drop level (a track
-    # that starts on the drop, or a last drop with a short tail)
+    # that starts on the drop, or a last drop with a short tail); an outro is
+    # never the loudest part of the track
     if level[0] < 0.9 or n_units[0] < 8:
         labels[0] = "intro"
-    if level[-1] < 0.9 or n_units[-1] < 8:
+    if level[-1] < 0.9 or (n_units[-1] < 8 and int(np.argmax(level)) != n - 1):
         labels[-1] = "outro"
     for i in range(1, n - 1):
         if not is_drop[i + 1] or n_units[i] > 8:
@@ -294,6 +295,18 @@ def measure_structure(spec: ShortFrames, duration_s: float, *, beat_times=None, 
     spread = float(sec_e.max() - sec_e.min())
     level = (sec_e - sec_e.min()) / spread if spread > 3.0 else np.ones_like(sec_e)
     labels = _label(level, slopes, risers, np.diff(cuts))
+    # adjacent sections with one label are one section (no run of five drops)
+    keep = [0] + [i for i in range(1, len(labels)) if labels[i] != labels[i - 1]]
+    if len(keep) < len(labels):
+        cuts = [cuts[i] for i in keep] + [cuts[-1]]
+        labels = [labels[i] for i in keep]
+        starts = [float(edges[c]) for c in cuts[:-1]]
+        ends = [float(edges[c]) for c in cuts[1:]]
+        ends[-1] = duration_s
+        sec_e = np.array([float(np.average(unit_energy[a:b], weights=unit_len[a:b]))
+                          for a, b in zip(cuts[:-1], cuts[1:])])
+        spread = float(sec_e.max() - sec_e.min())
+        level = (sec_e - sec_e.min()) / spread if spread > 3.0 else np.ones_like(sec_e)
     # 0-100: half the place between the track's quietest and loudest section,
     # half the level below the loudest (20 dB = 0)
     absolute = np.clip(1.0 + (sec_e - sec_e.max()) / 20.0, 0.0, 1.0)

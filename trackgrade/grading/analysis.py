@@ -165,7 +165,7 @@ def judge(f: Features, status: str, *, genre: str | None = None,
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
                                                         S.low_cut_share(f), S.hiss_bands(f),
-                                                        S.hiss_share(f)),
+                                                        S.hiss_share(f), S.low_end_missing(f)),
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],

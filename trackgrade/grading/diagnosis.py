@@ -144,6 +144,8 @@ def _sections_text(a: Analysis) -> str:
     secs = a.structure.sections
     if not secs:
         return ""
+    if not a.structure.judged:
+        return ""           # a part: its sections are in the document, its arrangement is not judged
     if not a.extras.electronic:
         spread = a.extras.loudness_spread_lu or 0.0
         return f"The loudness moves {spread:.1f} LU across {len(secs)} section(s)."
@@ -157,8 +159,6 @@ def _sections_text(a: Analysis) -> str:
 
     described = ", ".join(one(s, v) for s, v in list(zip(secs, loud))[:8])
     more = f" and {len(secs) - 8} more sections" if len(secs) > 8 else ""
-    if not a.structure.judged:
-        return f"Sections: {described}{more}."
     text = f"The arrangement runs {described}{more}."
     drops = [i for i, s in enumerate(secs) if s.label == "drop"]
     contrast, spread = _contrast(a)
@@ -295,7 +295,8 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     read = f" Read as {a.genre.name}{sub}." if a.extras.electronic else ""
     structure = (f"Structure scores {a.structure.score} and energy" if a.structure.judged
                  else "Energy scores")
-    summary = (summary_sentence(a) + read + conf + " " + _sections_text(a) + f" {structure} "
+    sections = _sections_text(a)
+    summary = (summary_sentence(a) + read + conf + (" " + sections if sections else "") + f" {structure} "
                f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
     frequency = frequency_sentence(a) + " " + _bands_text(a)
     if not a.extras.electronic:

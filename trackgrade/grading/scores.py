@@ -73,6 +73,12 @@ def low_cut_share(f: Features) -> float:
     return ramp(f.spectrum.low_rolloff_hz, L.LOW_ROLLOFF_OK_HZ, L.LOW_ROLLOFF_CUT_HZ)
 
 
+def low_end_missing(f: Features) -> float:
+    """0 when the spectrum starts at 80 Hz or lower, 1 when it starts at the
+    90 Hz band or higher (limits.LOW_END_MISSING_HZ): no low end at all."""
+    return ramp(f.spectrum.low_rolloff_hz, *L.LOW_END_MISSING_HZ)
+
+
 def bass_presence(f: Features, profile: dict) -> float:
     """0..1: the low end's share against the ideal's, and whether it reaches down."""
     share = ramp(low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]), 0.3, 0.85)
@@ -111,10 +117,17 @@ def danceability(f: Features, profile: dict, electronic_fit: float = 1.0) -> Pil
 
 # ---------------------------------------------------------------- mix quality
 
+# A master's loudness shortfall costs 5 points per LU up to this: at 12 LU
+# under it outweighs every level-dependent penalty (true peak at most 25), so
+# a master 6 LU or more under its target never scores a better mix than the
+# same master nearer its target (CONTRACT.md section 5, defects never help).
+QUIET_MASTER_MAX_PENALTY = 60.0
+
+
 def loudness_penalty(lufs: float, profile: dict, status: str) -> float:
     lo, hi = profile["loudness_lufs"][status]
     if status == "master":
-        return min(45.0, 5.0 * (lo - lufs)) if lufs < lo else min(25.0, 5.0 * (lufs - hi)) if lufs > hi else 0.0
+        return min(QUIET_MASTER_MAX_PENALTY, 5.0 * (lo - lufs)) if lufs < lo else min(25.0, 5.0 * (lufs - hi)) if lufs > hi else 0.0
     # a pre-master is judged on headroom: too hot means it was limited already
     return min(30.0, 4.0 * (lufs - hi)) if lufs > hi else min(20.0, 2.0 * (lo - lufs)) if lufs < lo else 0.0
 
@@ -234,7 +247,7 @@ def _balance_score(bands: dict, ideal: dict, extra_db: float) -> int:
 
 
 def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
-                      noise: dict | None = None, hiss: float = 0.0) -> Pillar:
+                      noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0) -> Pillar:
     """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
     outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
     standard deviation of real music everywhere scores 100), plus up to 10 dB
@@ -242,11 +255,14 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
     50 at 8 dB, 20 at 16 dB. With a noise floor (`noise`: the band shares it
     adds, `hiss_bands`; `hiss`: `hiss_share`) the score is the lower of the
     measured bands' and the music's without the noise, plus
-    limits.HISS_BALANCE_DB x `hiss`: hiss that fills an empty band never helps."""
+    limits.HISS_BALANCE_DB x `hiss`: hiss that fills an empty band never helps.
+    With no low end at all (`missing`, `low_end_missing`, 0..1) the score is
+    capped at 100 x (1 - missing): a high-pass never raises it."""
     extra = 10.0 * low_cut + L.HISS_BALANCE_DB * hiss
     score = _balance_score(bands, ideal, extra)
     if noise and any(v > 0 for v in noise.values()):
         score = min(score, _balance_score(without(bands, noise), ideal, extra))
+    score = min(score, int(round(100.0 * (1.0 - missing))))
     parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
     return Pillar(score, parts)
 

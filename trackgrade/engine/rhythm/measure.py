@@ -8,7 +8,8 @@ import numpy as np
 from trackgrade.engine.features import Rhythm
 from trackgrade.engine.frames import ShortFrames
 from trackgrade.engine.rhythm.beats import extend_to_start, track_beats
-from trackgrade.engine.rhythm.metrical import tempo_alternatives
+from trackgrade.engine.rhythm.metrical import (AMBIGUOUS_ALTERNATION, AMBIGUOUS_CONFIDENCE,
+                                               beat_alternation, tempo_alternatives, with_half)
 from trackgrade.engine.rhythm.onsets import onset_envelope, pick_onsets
 from trackgrade.engine.rhythm.periodicity import BPM_MAX, BPM_MIN, autocorrelation, comb_scores
 from trackgrade.engine.rhythm.pulse import beat_regularity, danceability_dfa, onset_scale
@@ -61,6 +62,12 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     salient = bool(confidence >= 0.35 and sal_full >= 0.12 and onset_rate >= 1.0 and percussive >= 0.5)
     if not salient:
         confidence = min(confidence, 0.2)
+    ambiguous = salient and beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION
+    if ambiguous:
+        confidence = min(confidence, AMBIGUOUS_CONFIDENCE)
+    alternatives = tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s)
+    if ambiguous:
+        alternatives = with_half(alternatives, bpm, confidence)
     regularity = beat_regularity(combined, beats_f, period_f)
     if not salient:
         regularity *= 0.5
@@ -71,5 +78,5 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
                   onset_rate=round(onset_rate, 3), beat_strength=round(beat_strength, 4),
                   danceability=round(dance, 4), tempo_confidence=round(confidence, 4),
                   tempo_salient=salient,
-                  tempo_alternatives=tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s),
+                  tempo_alternatives=alternatives,
                   timing_spread_ms=None if spread is None else round(spread, 2), timed_onsets=timed)

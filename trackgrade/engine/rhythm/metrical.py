@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from trackgrade.engine.features import TEMPO_RELATIONS, TempoReading
+from trackgrade.engine.rhythm.beats import onset_offsets
 from trackgrade.engine.rhythm.periodicity import (BPM_MAX, BPM_MIN, LOOP_MAX_S, comb_scores,
                                                  interp_lags, tempo_prior)
 
@@ -86,6 +87,40 @@ def metrical_level(ac: np.ndarray, env: np.ndarray, fps: float, bpm: float,
     octaves = np.array([b for b in (0.5 * best, best, 2.0 * best) if BPM_MIN <= b <= BPM_MAX])
     comb = comb_scores(ac, fps, octaves, 0.75 * len(ac)) * tempo_prior(octaves)
     return float(octaves[int(np.argmax(comb))])
+
+
+# Ambiguous beat level (CONTRACT.md section 5): when every second beat of the
+# reading carries under this share of the onset strength of the others, the
+# beats come in strong/weak pairs (a samba surdo, a waltz, swung or sparse
+# percussion read at the eighth-note level, a half-time backbeat), so half the
+# tempo is about as plausible: the confidence is held at AMBIGUOUS_CONFIDENCE
+# and the half reading is among the alternatives. Four-on-the-floor and steady
+# grids measure 0.7-1.0 (benchmarks/results/verdict.md).
+AMBIGUOUS_ALTERNATION = 0.55
+AMBIGUOUS_CONFIDENCE = 0.5
+
+
+def beat_alternation(env: np.ndarray, beats_f: np.ndarray, period: float) -> float:
+    """Onset strength on every second beat against the others (the weaker pair
+    over the stronger, 0..1; 1 when there are under 4 beats): how far the beats
+    come in strong/weak pairs."""
+    if len(beats_f) < 4 or period <= 0:
+        return 1.0
+    _, strength = onset_offsets(env, beats_f, period)
+    even, odd = float(strength[0::2].mean()), float(strength[1::2].mean())
+    top = max(even, odd)
+    return min(even, odd) / top if top > 0 else 1.0
+
+
+def with_half(readings: tuple[TempoReading, ...], bpm: float,
+              confidence: float) -> tuple[TempoReading, ...]:
+    """The alternatives with the half reading among them (at least 0.9 of
+    `confidence`), best first, at most 3."""
+    others = [r for r in readings if r.relation != "half"]
+    own = next((r.confidence for r in readings if r.relation == "half"), 0.0)
+    half = TempoReading(round(bpm * TEMPO_RELATIONS["half"], 2), "half",
+                        round(max(own, 0.9 * confidence), 4))
+    return tuple(sorted([half, *others], key=lambda r: -r.confidence)[:3])
 
 
 def tempo_alternatives(ac: np.ndarray | None, env: np.ndarray, fps: float, bpm: float,
