@@ -127,6 +127,16 @@ class Tonality:
     chroma: np.ndarray              # (12,) mean chroma, C first, sums to 1
 
 
+@dataclass(frozen=True, eq=False)
+class Groove:
+    """The rhythm pattern (engine/groove.py): onset strength of the kick, snare
+    and hat bands at each sixteenth of the bar, averaged over the bars and
+    relative to each band's mean, and the named cues read from it."""
+    pattern: np.ndarray             # (3, 16): kick, snare, hats x sixteenths, bar-aligned
+    cues: dict                      # cue name -> number (groove.groove_cues)
+    bars: int                       # whole bars the pattern averages
+
+
 @dataclass(frozen=True)
 class Section:
     start: float                    # seconds
@@ -162,3 +172,4 @@ class Features:
     declared_duration_s: float | None = None         # what a truncated file's header promised
     decoder_notes: int = 0                           # the MP3 decoder's damaged-frame complaints
     noise_floor: NoiseFloor | None = None            # None when not measured
+    groove: Groove | None = None                     # None without a pulse or a whole bar

@@ -1,0 +1,126 @@
+"""Which electronic family a track belongs to, from what defines a family.
+
+Families differ first in rhythm, then in tempo and sound
+(research/rhythm-patterns.md), so the reading rests on a handful of named
+features (`FEATURES`): the rhythm-pattern cues of engine/groove.py (kick on
+every beat or between them, snare on 3 or on 2 and 4, where the hats and the
+sub sit, how alike the bars are), the onsets per beat and the pulse's
+strength, and two band ratios (sub against bass, the top end); whether there
+is a pulse at all counts as a yes/no feature (`pulse`: per family the share of
+its items with one, smoothed). Tempo enters through the
+families' conventional ranges (genres.json `bpm_range`, `genres.tempo_fit`),
+not through the training items.
+
+The classifier is a Gaussian naive Bayes: per family, per feature a mean and
+a spread (genre_model.json, written by benchmarks/derive_genre_model.py from
+labelled synthetic renders and real clips; each spread shrunk toward the
+pooled within-family spread and floored so clean synthetic items do not make
+it overconfident). A family's log score is the sum of its features'
+Gaussian log densities (a feature not measured - no pulse, no whole bar -
+drops out) plus `tempo_weight` x log tempo fit; the scores are divided by
+`temperature` (fitted by cross-validation so that the confidences are
+calibrated) and turned into probabilities. Families without training items
+(`families` in the data lacks them) are never detected, only chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from trackgrade.engine.features import Features
+
+FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
+            "snare_half_time", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
+            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db")
+BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
+
+
+def genre_inputs(f: Features) -> dict:
+    """Everything genre detection reads of a track, as plain JSON-able numbers."""
+    from trackgrade.grading.scores import low_cut_share   # scores imports genres
+    r = f.rhythm
+    return {"bpm": float(r.bpm), "bands": {k: float(v) for k, v in f.spectrum.bands_pct.items()},
+            "tempo_salient": bool(r.tempo_salient), "beat_strength": float(r.beat_strength),
+            "onset_rate": float(r.onset_rate), "crest_db": float(f.dynamics.crest_factor_db),
+            "low_cut": float(low_cut_share(f)), "duration_s": float(f.duration_s),
+            "timing_spread_ms": r.timing_spread_ms, "timed_onsets": int(r.timed_onsets),
+            "cues": None if f.groove is None else dict(f.groove.cues)}
+
+
+def feature_vector(inputs: dict) -> dict[str, float]:
+    """The model's features of `genre_inputs` (missing ones left out)."""
+    bands = inputs["bands"]
+    share = {k: max(float(v), BAND_SHARE_FLOOR) for k, v in bands.items()}
+    top = share["upper_mid"] + share["high"] + share["air"]
+    out = {"pulse": 1.0 if inputs.get("tempo_salient") else 0.0,
+           "beat_strength": float(inputs.get("beat_strength") or 0.0),
+           "sub_vs_bass_db": 10.0 * math.log10(share["sub_bass"] / share["bass"]),
+           "top_db": 10.0 * math.log10(top / 100.0)}
+    if inputs.get("tempo_salient") and inputs.get("bpm"):
+        out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / float(inputs["bpm"])
+    for name, value in (inputs.get("cues") or {}).items():
+        if name in FEATURES:
+            out[name] = float(value)
+    return out
+
+
+@dataclass(frozen=True)
+class GenreModel:
+    families: tuple[str, ...]
+    features: tuple[str, ...]
+    mean: np.ndarray             # (families, features)
+    spread: np.ndarray           # (families, features), > 0
+    pulse: np.ndarray            # (families,) probability of a salient pulse, 0 < p < 1
+    tempo_weight: float
+    temperature: float
+
+    @classmethod
+    def from_data(cls, data: dict) -> "GenreModel":
+        fams, feats = tuple(data["families"]), tuple(data["features"])
+        mean = np.array([[data["mean"][k][n] for n in feats] for k in fams], dtype=float)
+        spread = np.array([[data["spread"][k][n] for n in feats] for k in fams], dtype=float)
+        pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
+        return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
+                   float(data["temperature"]))
+
+    def to_data(self, **extra) -> dict:
+        return {"families": list(self.families), "features": list(self.features),
+                "mean": {k: {n: round(float(v), 4) for n, v in zip(self.features, row)}
+                         for k, row in zip(self.families, self.mean)},
+                "spread": {k: {n: round(float(v), 4) for n, v in zip(self.features, row)}
+                           for k, row in zip(self.families, self.spread)},
+                "pulse": {k: round(float(p), 4) for k, p in zip(self.families, self.pulse)},
+                "tempo_weight": self.tempo_weight, "temperature": self.temperature, **extra}
+
+
+@lru_cache(maxsize=1)
+def default_model() -> GenreModel:
+    text = resources.files("trackgrade.grading").joinpath("genre_model.json").read_text("utf-8")
+    return GenreModel.from_data(json.loads(text))
+
+
+def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
+    """(families,) unnormalised log scores: Gaussian log densities of the measured
+    features plus tempo_weight x `tempo_log_fit` (one per family)."""
+    idx = [i for i, n in enumerate(model.features) if n in features]
+    score = model.tempo_weight * np.asarray(tempo_log_fit, dtype=float)
+    if "pulse" in features:
+        score = score + np.log(model.pulse if features["pulse"] else 1.0 - model.pulse)
+    if idx:
+        x = np.array([features[model.features[i]] for i in idx])
+        mu, sd = model.mean[:, idx], model.spread[:, idx]
+        score = score + (-0.5 * ((x - mu) / sd) ** 2 - np.log(sd)).sum(axis=1)
+    return score
+
+
+def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
+    """(families,) calibrated probabilities, summing to 1."""
+    s = log_scores(model, features, tempo_log_fit) / model.temperature
+    e = np.exp(s - s.max())
+    return e / e.sum()
