@@ -3,9 +3,10 @@ that tell the electronic families apart (research/rhythm-patterns.md).
 
 From the shared short STFT, reduced to a handful of bands (`short_reductions`:
 no extra FFT), the onset strength (log-energy rise) of three drum bands - kick
-(30-180 Hz), snare and clap (180-2500 Hz), hats (5-16 kHz) - is read at the
+(30-180 Hz), snare and clap (180-2500 Hz, beyond the kick band's rise), hats
+(5-16 kHz) - is read at the
 sixteenths of the beat grid and averaged over the bars: a (3, 16) matrix
-(`rhythm_pattern`). The bar starts on the beat with the most kick and the
+(`Groove.pattern`). The bar starts on the beat with the most kick and the
 least snare. `groove_cues` turns the matrix (and the sub band's level at each
 sixteenth) into a few named numbers:
 
@@ -13,9 +14,12 @@ sixteenth) into a few named numbers:
   beat's kick over the strongest (1: four on the floor);
 * `kick_off_beats`: the strongest kick between the beats over the strongest on
   them (breaks, two-step and drum & bass put kicks between the beats);
-* `snare_half_time`: snare on beat 3 over snare on 2 and 4, log2 (half time:
-  positive; a backbeat: negative);
-* `snare_backbeat`: snare on 2 and 4 over the mean snare of the bar, log2;
+* `snare_one_per_bar`: the strongest beat's snare over the next strongest,
+  log2 (half time, one hit on beat 3: high; a backbeat or a snare on every
+  beat: near 0);
+* `snare_backbeat`: how much the snare alternates from beat to beat (the
+  two-beat component of the four beats' snare, over their sum: a backbeat on
+  2 and 4 is 1, the same snare on every beat 0, one hit per bar 0.5);
 * `hat_off_beat`: hats on the off-beat eighths over hats on the beats, log2;
 * `hat_sixteenths`: hats on the odd sixteenths over the even ones, log2;
 * `bass_off_beat`: the sub band's level on the off-beat eighths minus on the
@@ -38,7 +42,7 @@ _EDGES_HZ = (30.0, 90.0, 180.0, 2500.0, 5000.0, 16000.0)
 DRUM_BANDS = ("kick", "snare", "hats")
 STEPS = 16                      # sixteenths of a 4/4 bar
 _MIN_BARS = 1                   # a pattern needs one whole bar
-_FLOOR_DB = -80.0               # log energies floored this far under the loudest frame
+BAND_RANGE_DB = 30.0            # a band's level is read down to this far under its loud level
 
 
 def _bins(freqs: np.ndarray) -> tuple[int, ...]:
@@ -53,16 +57,17 @@ def short_reductions(freqs: np.ndarray) -> list[Reduction]:
 
 
 def band_levels_db(spec: ShortFrames) -> dict[str, np.ndarray]:
-    """Per frame, dB re the loudest frame: `sub` (30-90 Hz), `kick` (30-180),
-    `snare` (180-2500), `hats` (5-16 kHz; absent at low sample rates)."""
+    """Per frame, dB re the band's own loud level (its 95th percentile), floored
+    BAND_RANGE_DB under it (so leakage far under a band's hits is no onset):
+    `sub` (30-90 Hz), `kick` (30-180), `snare` (180-2500), `hats` (5-16 kHz;
+    absent at low sample rates)."""
     starts = _bins(spec.freqs)
     power = segment_sums(spec, starts).astype(np.float64)
-    total = power.sum(axis=1)
-    ref = max(float(total.max()) if total.size else 0.0, 1e-20)
-    floor = ref * 10.0 ** (_FLOOR_DB / 10.0)
+    tiny = max(float(power.sum(axis=1).max()) if power.size else 0.0, 1e-20) * 1e-10
 
     def db(x: np.ndarray) -> np.ndarray:
-        return 10.0 * np.log10(np.maximum(x, floor) / ref)
+        ref = max(float(np.percentile(x, 95)) if x.size else 0.0, tiny)
+        return 10.0 * np.log10(np.maximum(x, ref * 10.0 ** (-BAND_RANGE_DB / 10.0)) / ref)
 
     seg = {hz: power[:, i] for i, hz in enumerate(_EDGES_HZ[:power.shape[1]])}
     out = {"sub": db(seg[30.0])}
@@ -126,11 +131,14 @@ def groove_cues(pattern: dict[str, np.ndarray], sub_db: np.ndarray, repeat: floa
     between = np.setdiff1d(np.arange(STEPS), beats)
     kick, snare = pattern["kick"], pattern["snare"]
     kick_top = max(float(kick[beats].max()), 1e-9)
+    on_beat = snare[beats]
+    ranked = np.sort(on_beat)[::-1]
     cues = {
         "kick_on_beats": float(kick[beats].min() / kick_top),
         "kick_off_beats": float(min(kick[between].max() / kick_top, 2.0)),
-        "snare_half_time": _log2_ratio(snare[8], 0.5 * (snare[4] + snare[12])),
-        "snare_backbeat": _log2_ratio(0.5 * (snare[4] + snare[12]), float(snare.mean())),
+        "snare_one_per_bar": _log2_ratio(float(ranked[0]), float(ranked[1])),
+        "snare_backbeat": float(abs(on_beat[0] - on_beat[1] + on_beat[2] - on_beat[3])
+                                / max(float(on_beat.sum()), 1e-9)),
         "bass_off_beat": float(sub_db[offbeats].mean() - sub_db[beats].mean()),
         "bar_repeat": float(repeat),
     }
@@ -163,7 +171,10 @@ def measure_groove(spec: ShortFrames, beat_times: np.ndarray, *, tempo_salient: 
     t0 = 0.5 * spec.n_fft / spec.sample_rate + 0.7 * spec.hop_s   # frame centre + flux latency
     frames = sixteenth_frames(beat_times, t0, spec.hop_s)
     drums = [b for b in DRUM_BANDS if b in levels]
-    runs = {b: bar_matrix(sample_at(onset_strength(levels[b]), frames)) for b in drums}
+    flux = {b: onset_strength(levels[b]) for b in drums}
+    # a kick's click rises in the snare band too: a snare is a rise beyond the kick band's
+    flux["snare"] = np.maximum(flux["snare"] - flux["kick"], 0.0)
+    runs = {b: bar_matrix(sample_at(flux[b], frames)) for b in drums}
     sub_run = bar_matrix(sample_at(levels["sub"], frames, reach=0))
     if runs["kick"].shape[0] < _MIN_BARS:
         return None

@@ -21,6 +21,13 @@ drops out) plus `tempo_weight` x log tempo fit; the scores are divided by
 `temperature` (fitted by cross-validation so that the confidences are
 calibrated) and turned into probabilities. Families without training items
 (`families` in the data lacks them) are never detected, only chosen.
+
+A probability says which family fits best, not that the track is typical of
+it: a drone or a lone kick drum is far from every family and still has a
+"best" one. `typicality` measures how far the track sits from the winning
+family (the chi-square tail of its summed squared z-scores): outside the
+family's TYPICAL_P region the confidence shrinks in proportion, so only a
+clear, typical track of a family reads high.
 """
 
 from __future__ import annotations
@@ -32,13 +39,18 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
+from scipy.stats import chi2
 
 from trackgrade.engine.features import Features
 
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
-            "snare_half_time", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
+            "snare_one_per_bar", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
             "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
+# Under this length no pulse found says little (two bars at 120 BPM): the
+# pulse features are then left out instead of counting as "none".
+PULSE_MIN_S = 4.0
+TYPICAL_P = 0.01                 # the family's 99 % region: inside it a track is typical
 
 
 def genre_inputs(f: Features) -> dict:
@@ -58,10 +70,12 @@ def feature_vector(inputs: dict) -> dict[str, float]:
     bands = inputs["bands"]
     share = {k: max(float(v), BAND_SHARE_FLOOR) for k, v in bands.items()}
     top = share["upper_mid"] + share["high"] + share["air"]
-    out = {"pulse": 1.0 if inputs.get("tempo_salient") else 0.0,
-           "beat_strength": float(inputs.get("beat_strength") or 0.0),
-           "sub_vs_bass_db": 10.0 * math.log10(share["sub_bass"] / share["bass"]),
+    out = {"sub_vs_bass_db": 10.0 * math.log10(share["sub_bass"] / share["bass"]),
            "top_db": 10.0 * math.log10(top / 100.0)}
+    duration = inputs.get("duration_s")
+    if inputs.get("tempo_salient") or duration is None or duration >= PULSE_MIN_S:
+        out["pulse"] = 1.0 if inputs.get("tempo_salient") else 0.0
+        out["beat_strength"] = float(inputs.get("beat_strength") or 0.0)
     if inputs.get("tempo_salient") and inputs.get("bpm"):
         out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / float(inputs["bpm"])
     for name, value in (inputs.get("cues") or {}).items():
@@ -117,6 +131,18 @@ def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.
         mu, sd = model.mean[:, idx], model.spread[:, idx]
         score = score + (-0.5 * ((x - mu) / sd) ** 2 - np.log(sd)).sum(axis=1)
     return score
+
+
+def typicality(model: GenreModel, features: dict[str, float], family: int) -> float:
+    """0..1: 1 when the measured features lie inside the `family`'s TYPICAL_P
+    region (chi-square tail of the summed squared z-scores, one degree of
+    freedom per feature), falling in proportion to the tail probability outside it."""
+    idx = [i for i, n in enumerate(model.features) if n in features]
+    if not idx:
+        return 1.0
+    x = np.array([features[model.features[i]] for i in idx])
+    z2 = float((((x - model.mean[family, idx]) / model.spread[family, idx]) ** 2).sum())
+    return float(min(1.0, chi2.sf(z2, len(idx)) / TYPICAL_P))
 
 
 def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:

@@ -28,7 +28,8 @@ import numpy as np
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.errors import TrackgradeError
-from trackgrade.grading.genre_model import GenreModel, default_model, feature_vector, probabilities
+from trackgrade.grading.genre_model import (GenreModel, default_model, feature_vector, probabilities,
+                                            typicality)
 from trackgrade.grading import limits as L
 
 
@@ -247,22 +248,25 @@ def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True,
                  model: GenreModel | None = None) -> GenreGuess:
     """The most probable family (genre_model: rhythm-pattern `cues` of
     engine/groove.py, onsets per beat, pulse, band ratios, tempo against the
-    families' ranges), its calibrated probability as `confidence`, and how
-    electronic the track looks (`electronic_fit`: under ELECTRONIC_MIN every
-    probability is scaled so the confidence is at most
-    NOT_ELECTRONIC_MAX_CONFIDENCE)."""
+    families' ranges), its calibrated probability times how typical the track
+    is of it (`genre_model.typicality`) as `confidence`, and how electronic the
+    track looks (`electronic_fit`: under ELECTRONIC_MIN the confidence is at
+    most NOT_ELECTRONIC_MAX_CONFIDENCE). The candidates' probabilities are
+    scaled by the same factor as the winner's."""
     m = model or default_model()
     inputs = {"bpm": bpm, "bands": bands, "tempo_salient": tempo_salient,
-              "beat_strength": beat_strength, "onset_rate": onset_rate, "cues": cues}
-    probs = probabilities(m, feature_vector(inputs), family_tempo_log_fit(bpm, tempo_salient, m.families))
+              "beat_strength": beat_strength, "onset_rate": onset_rate, "cues": cues,
+              "duration_s": duration_s}
+    features = feature_vector(inputs)
+    probs = probabilities(m, features, family_tempo_log_fit(bpm, tempo_salient, m.families))
     order = np.argsort(-probs, kind="stable")
     fit = electronic_fit(bands=bands, tempo_salient=tempo_salient, beat_strength=beat_strength,
                          crest_db=crest_db, low_cut=low_cut, duration_s=duration_s,
                          timing_spread_ms=timing_spread_ms, timed_onsets=timed_onsets)
-    scale = 1.0
+    scale = typicality(m, features, int(order[0]))
     if fit < ELECTRONIC_MIN:
         cap = NOT_ELECTRONIC_MAX_CONFIDENCE * fit / ELECTRONIC_MIN
-        scale = min(1.0, cap / max(float(probs[order[0]]), 1e-9))
+        scale = min(scale, cap / max(float(probs[order[0]]), 1e-9))
     key = m.families[order[0]]
     return GenreGuess(key=key, name=GENRES[key]["name"],
                       confidence=round(float(np.clip(probs[order[0]] * scale, 0.0, 1.0)), 2),
