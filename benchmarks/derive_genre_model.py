@@ -30,6 +30,11 @@ from trackgrade.grading.genres import family_tempo_log_fit  # noqa: E402
 SHRINK = 4.0            # pseudo-items of the pooled spread in each family's
 FLOOR = 0.35            # a family's spread is at least this share of the pooled one
 K = 5
+# Band features vary between real records more than between synthetic renders:
+# their spread is at least what research/spectral-balance.md measured (the
+# 2.5-12.5 kHz level: SD 3.7 dB between tracks; below 100 Hz tracks sit up to
+# 10 dB apart, with or without a bass instrument: +-5 dB).
+MIN_SPREAD = {"top_db": 3.7, "sub_vs_bass_db": 5.0}
 TEMPO_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0)
 TEMPERATURES = tuple(np.round(np.geomspace(0.5, 16.0, 16), 2))
 OUT = ROOT / "trackgrade" / "grading" / "genre_model.json"
@@ -73,9 +78,11 @@ def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0) 
             mean[a, j] = x.mean() if n else allv.mean()
             var = float(((x - x.mean()) ** 2).sum()) if n else 0.0
             sd = np.sqrt((var + SHRINK * pooled ** 2) / (n + SHRINK))
-            spread[a, j] = max(sd, FLOOR * pooled)
-    pulse = np.array([(sum(v.get("pulse", 0.0) for v, i in zip(vecs, items) if i["family"] == k) + 1.0)
-                      / (sum(i["family"] == k for i in items) + 2.0) for k in fams])
+            spread[a, j] = max(sd, FLOOR * pooled, MIN_SPREAD.get(name, 0.0))
+    # the share of the family's items with a pulse (of those long enough to tell), smoothed
+    pulse = np.array([(sum(v["pulse"] for v, i in zip(vecs, items) if i["family"] == k and "pulse" in v) + 1.0)
+                      / (sum(i["family"] == k and "pulse" in v for v, i in zip(vecs, items)) + 2.0)
+                      for k in fams])
     return GenreModel(fams, FEATURES, mean, spread, pulse, tempo_weight, temperature)
 
 

@@ -23,12 +23,14 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from derive_genre_model import K, fit, folds, labelled  # noqa: E402
 from genre_features import corpus  # noqa: E402
@@ -150,9 +152,57 @@ def report(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _cpu(fn, repeat: int = 3) -> float:
+    """Least CPU seconds (this process) of `repeat` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def speed() -> str:
+    """The groove's added CPU on the `speed` grid's 5-minute track: its reduction
+    inside the one short STFT pass, and measure_groove itself, against the
+    whole of extract() (one core: parallel=False)."""
+    from truth import render_grid
+
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.extract import extract
+    from trackgrade.engine.frames import short_freqs, short_reduced, short_stft_hop_s
+    from trackgrade.engine.groove import measure_groove
+    from trackgrade.engine.groove import short_reductions as groove_reductions
+    from trackgrade.engine.rhythm import measure_rhythm
+    from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
+    from trackgrade.engine.structure import short_reductions as structure_reductions
+
+    out, tracks = render_grid("speed")
+    path = out / tracks[0]["file"]
+    audio = decode(path.read_bytes(), file_name=path.name, parallel=False)
+    rate, x = audio.sample_rate, audio.samples
+    freqs, hop = short_freqs(rate), short_stft_hop_s(rate)
+    base = rhythm_reductions(freqs) + structure_reductions(freqs, hop)
+    without = _cpu(lambda: short_reduced(x, rate, base))
+    short = short_reduced(x, rate, base + groove_reductions(freqs))
+    with_groove = _cpu(lambda: short_reduced(x, rate, base + groove_reductions(freqs)))
+    beats = measure_rhythm(short, audio.duration_s).beat_times
+    groove = _cpu(lambda: measure_groove(short, beats))
+    total = _cpu(lambda: extract(audio, parallel=False))
+    added = max(with_groove - without, 0.0) + groove
+    return (f"5-minute track ({audio.duration_s:.0f} s, {path.name}), CPU seconds, best of 3, one core:\n"
+            f"- short STFT pass without / with the groove reduction: {without:.3f} / {with_groove:.3f}\n"
+            f"- measure_groove: {groove:.4f}\n"
+            f"- whole extract(): {total:.3f}; the groove adds {added:.3f} s ({100 * added / total:.1f} %)")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-style", type=int, default=8)
     ap.add_argument("--grid")
+    ap.add_argument("--speed", action="store_true", help="only the CPU cost on the 5-minute track")
     args = ap.parse_args()
-    print(report(readings(corpus(args.per_style, grid=args.grid))))
+    if args.speed:
+        print(speed())
+    else:
+        print(report(readings(corpus(args.per_style, grid=args.grid))))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import os
 import sys
@@ -32,10 +33,9 @@ CACHE = ROOT / "benchmarks" / "out" / "genre_features.json"
 
 
 def _code() -> str:
-    """What the measurements depend on: the groove and the inputs' code."""
-    text = b"".join((ROOT / "trackgrade" / p).read_bytes()
-                    for p in ("engine/groove.py", "grading/genre_model.py"))
-    return hashlib.sha256(text).hexdigest()[:12]
+    """What the measurements depend on: the groove module and `genre_inputs`."""
+    text = (ROOT / "trackgrade" / "engine" / "groove.py").read_text() + inspect.getsource(genre_inputs)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _key(path: str) -> str:

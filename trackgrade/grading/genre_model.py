@@ -46,6 +46,8 @@ from trackgrade.engine.features import Features
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
             "snare_one_per_bar", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
             "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db")
+GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_backbeat",
+               "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
 # Under this length no pulse found says little (two bars at 120 BPM): the
 # pulse features are then left out instead of counting as "none".
@@ -117,6 +119,15 @@ class GenreModel:
 def default_model() -> GenreModel:
     text = resources.files("trackgrade.grading").joinpath("genre_model.json").read_text("utf-8")
     return GenreModel.from_data(json.loads(text))
+
+
+def typical_cues(model: GenreModel, family: str) -> dict[str, float] | None:
+    """The family's mean rhythm-pattern cues (engine/groove.py names), or None
+    when the model has no items of it (test mode gives canned tracks these)."""
+    if family not in model.families:
+        return None
+    row = model.mean[model.families.index(family)]
+    return {n: round(float(v), 4) for n, v in zip(model.features, row) if n in GROOVE_CUES}
 
 
 def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
