@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ from trackgrade.grading.genre_model import FEATURES, GenreModel, feature_vector,
 from trackgrade.grading.genres import family_tempo_log_fit  # noqa: E402
 
 SHRINK = 4.0            # pseudo-items of the pooled spread in each family's
-FLOOR = 0.35            # a family's spread is at least this share of the pooled one
+FLOOR = 0.6             # a family's spread is at least this share of the pooled one
 K = 5
 # Band features vary between real records more than between synthetic renders:
 # their spread is at least what research/spectral-balance.md measured (the
@@ -86,6 +87,18 @@ def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0) 
     return GenreModel(fams, FEATURES, mean, spread, pulse, tempo_weight, temperature)
 
 
+def with_prototypes(model: GenreModel, items: list[dict]) -> GenreModel:
+    """The model with each family's clearest item's rhythm cues (the highest
+    probability of its own family among its items with a rhythm pattern)."""
+    protos = {}
+    for k in model.families:
+        own = [i for i in items if i["family"] == k and i["inputs"].get("cues")]
+        if own:
+            best = max(own, key=lambda i: predict(model, i)[model.families.index(k)])
+            protos[k] = {n: round(float(v), 4) for n, v in best["inputs"]["cues"].items()}
+    return replace(model, prototypes=protos)
+
+
 def predict(model: GenreModel, item: dict) -> np.ndarray:
     inp = item["inputs"]
     return probabilities(model, feature_vector(inp),
@@ -136,7 +149,7 @@ def main() -> None:
     args = ap.parse_args()
     items = labelled(corpus(args.per_style, grid=args.grid))
     w, t, loss = choose(items)
-    model = fit(items, w, t)
+    model = with_prototypes(fit(items, w, t), items)
     counts = {k: sum(i["family"] == k for i in items) for k in model.families}
     print(f"{len(items)} labelled items {counts}; tempo weight {w}, temperature {t}, "
           f"out-of-fold log loss {loss:.3f}")

@@ -266,6 +266,7 @@ class Analysis:
         doc["structure"]["sections"] = list(doc["structure"]["sections"])
         doc["feedback"] = list(doc["feedback"])
         doc["tempo"]["alternatives"] = list(doc["tempo"]["alternatives"])
+        doc["genre"]["alternatives"] = list(doc["genre"]["alternatives"])
         if doc["key"] is not None:
             doc["key"]["alternatives"] = list(doc["key"]["alternatives"])
         order = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds",

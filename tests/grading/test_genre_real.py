@@ -10,10 +10,13 @@ from dataclasses import asdict, replace
 import pytest
 
 from trackgrade.grading import build_analysis
+from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.genres import BROAD_PROFILE, CLEAR_FAMILY_MIN, ELECTRONIC, FAMILY_KEYS
 from trackgrade.pipeline import measure
 
 from truth import render_specs
+
+from .factory import make_features
 
 
 def _part(style: str, bpm: float, key: str, seed: int) -> dict:
@@ -78,3 +81,14 @@ def test_a_chosen_genre_is_trusted_even_when_unclear(measured):
     _, f = measured["gp_breakbeat"]
     a = graded(replace(f, groove=None), genre="breakbeat")
     assert a.genre.target == "breakbeat" and "genre is unclear" not in a.diagnosis.summary
+
+
+def test_unclear_without_a_pulse_is_not_judged_as_a_dance_track():
+    """Electronic music as a whole includes ambient: with no clear family and no
+    pulse there is no no-pulse penalty and no advice to add a kick."""
+    f = make_features(**{"rhythm.tempo_salient": False, "rhythm.beat_strength": 0.05,
+                         "rhythm.bpm": 80.0})
+    a = graded(f)
+    assert a.genre.target == ELECTRONIC, a.genre
+    assert "no_pulse" not in a.extras["headline_penalties"]
+    assert "kick on the grid" not in enhanced_diagnosis(a).danceability

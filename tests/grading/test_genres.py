@@ -97,6 +97,7 @@ def test_the_broad_profile_spans_the_dance_families():
             assert b_lo <= lo and hi <= b_hi
         assert BROAD_PROFILE["crest_db"][0] <= g["crest_db"][0] <= g["crest_db"][1] <= BROAD_PROFILE["crest_db"][1]
     assert broad_profile() == BROAD_PROFILE and broad_profile() is not BROAD_PROFILE
+    assert broad_profile(danceable=False)["danceable"] is False
 
 
 def test_no_pulse_reads_as_ambient():
@@ -137,3 +138,12 @@ def test_a_short_part_is_not_judged_as_a_mix():
     part = dict(bands=bass_only, tempo_salient=False, beat_strength=0.0, crest_db=22.0)
     assert electronic_fit(**part, duration_s=MIX_MIN_S - 5.5) >= ELECTRONIC_MIN
     assert electronic_fit(**part, duration_s=60.0) < ELECTRONIC_MIN
+
+
+def test_chi_square_tail_matches_scipy():
+    from scipy.stats import chi2
+
+    from trackgrade.grading.genre_model import chi2_tail
+    for dof in range(1, 16):
+        for x in (0.0, 0.5, 3.0, 12.0, 40.0):
+            assert chi2_tail(x, dof) == pytest.approx(chi2.sf(x, dof), abs=1e-12)

@@ -150,7 +150,7 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     if genre is not None:                     # the caller's genre is trusted
         profile, target = profile_for(genre), genre
     elif guess.confidence < CLEAR_FAMILY_MIN:   # no clear family: no advice against one
-        profile, target = broad_profile(), ELECTRONIC
+        profile, target = broad_profile(danceable=f.rhythm.tempo_salient), ELECTRONIC
     else:
         profile, target = GENRES[guess.key], guess.key
     if references:

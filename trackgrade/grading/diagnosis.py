@@ -293,7 +293,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     dance_fixes = []
     pulse = a.extras.tempo_salient
     if not pulse:
-        if GENRES[a.genre.detected].get("danceable", True):
+        if GENRES[a.genre.detected].get("danceable", True) and not genre_unclear(a):
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
     elif b.bass_presence < 60:
         dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-from scipy.stats import chi2
 
 from trackgrade.engine.features import Features
 
@@ -69,21 +68,25 @@ def genre_inputs(f: Features) -> dict:
 
 def feature_vector(inputs: dict) -> dict[str, float]:
     """The model's features of `genre_inputs` (missing ones left out)."""
-    bands = inputs["bands"]
-    share = {k: max(float(v), BAND_SHARE_FLOOR) for k, v in bands.items()}
-    top = share["upper_mid"] + share["high"] + share["air"]
-    out = {"sub_vs_bass_db": 10.0 * math.log10(share["sub_bass"] / share["bass"]),
-           "top_db": 10.0 * math.log10(top / 100.0)}
+    out = {}
+    bands = {k: float(v) for k, v in inputs["bands"].items()}
+    if all(math.isfinite(v) for v in bands.values()):
+        share = {k: max(v, BAND_SHARE_FLOOR) for k, v in bands.items()}
+        top = share["upper_mid"] + share["high"] + share["air"]
+        out["sub_vs_bass_db"] = 10.0 * math.log10(share["sub_bass"] / share["bass"])
+        out["top_db"] = 10.0 * math.log10(top / sum(share.values()))
     duration = inputs.get("duration_s")
     if inputs.get("tempo_salient") or duration is None or duration >= PULSE_MIN_S:
         out["pulse"] = 1.0 if inputs.get("tempo_salient") else 0.0
         out["beat_strength"] = float(inputs.get("beat_strength") or 0.0)
-    if inputs.get("tempo_salient") and inputs.get("bpm"):
-        out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / float(inputs["bpm"])
+    bpm = float(inputs.get("bpm") or 0.0)
+    if inputs.get("tempo_salient") and math.isfinite(bpm) and bpm > 0:
+        out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / bpm
     for name, value in (inputs.get("cues") or {}).items():
         if name in FEATURES:
             out[name] = float(value)
-    return out
+    # a measurement that is not a finite number says nothing (hostile input)
+    return {k: v for k, v in out.items() if math.isfinite(v)}
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class GenreModel:
     pulse: np.ndarray            # (families,) probability of a salient pulse, 0 < p < 1
     tempo_weight: float
     temperature: float
+    prototypes: dict = field(default_factory=dict)   # family -> cues of its clearest item
 
     @classmethod
     def from_data(cls, data: dict) -> "GenreModel":
@@ -103,7 +107,7 @@ class GenreModel:
         spread = np.array([[data["spread"][k][n] for n in feats] for k in fams], dtype=float)
         pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
         return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
-                   float(data["temperature"]))
+                   float(data["temperature"]), dict(data.get("prototypes", {})))
 
     def to_data(self, **extra) -> dict:
         return {"families": list(self.families), "features": list(self.features),
@@ -112,7 +116,8 @@ class GenreModel:
                 "spread": {k: {n: round(float(v), 4) for n, v in zip(self.features, row)}
                            for k, row in zip(self.families, self.spread)},
                 "pulse": {k: round(float(p), 4) for k, p in zip(self.families, self.pulse)},
-                "tempo_weight": self.tempo_weight, "temperature": self.temperature, **extra}
+                "tempo_weight": self.tempo_weight, "temperature": self.temperature,
+                "prototypes": self.prototypes, **extra}
 
 
 @lru_cache(maxsize=1)
@@ -122,12 +127,10 @@ def default_model() -> GenreModel:
 
 
 def typical_cues(model: GenreModel, family: str) -> dict[str, float] | None:
-    """The family's mean rhythm-pattern cues (engine/groove.py names), or None
-    when the model has no items of it (test mode gives canned tracks these)."""
-    if family not in model.families:
-        return None
-    row = model.mean[model.families.index(family)]
-    return {n: round(float(v), 4) for n, v in zip(model.features, row) if n in GROOVE_CUES}
+    """The rhythm-pattern cues of the family's clearest labelled item (the one
+    the model reads as the family most surely), or None when the model has no
+    items of it. Test mode gives canned tracks these."""
+    return dict(model.prototypes[family]) if family in model.prototypes else None
 
 
 def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
@@ -144,6 +147,17 @@ def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.
     return score
 
 
+def chi2_tail(x: float, dof: int) -> float:
+    """P(X >= x) for a chi-square variable of `dof` (>= 1) degrees of freedom:
+    the regularised upper incomplete gamma Q(dof/2, x/2), summed in closed form."""
+    h = max(float(x), 0.0) / 2.0
+    if dof % 2 == 0:
+        terms = [h ** i / math.factorial(i) for i in range(dof // 2)]
+        return float(min(1.0, math.exp(-h) * sum(terms)))
+    terms = [h ** (i - 0.5) / math.gamma(i + 0.5) for i in range(1, (dof + 1) // 2)]
+    return float(min(1.0, math.erfc(math.sqrt(h)) + math.exp(-h) * sum(terms)))
+
+
 def typicality(model: GenreModel, features: dict[str, float], family: int) -> float:
     """0..1: 1 when the measured features lie inside the `family`'s TYPICAL_P
     region (chi-square tail of the summed squared z-scores, one degree of
@@ -153,7 +167,7 @@ def typicality(model: GenreModel, features: dict[str, float], family: int) -> fl
         return 1.0
     x = np.array([features[model.features[i]] for i in idx])
     z2 = float((((x - model.mean[family, idx]) / model.spread[family, idx]) ** 2).sum())
-    return float(min(1.0, chi2.sf(z2, len(idx)) / TYPICAL_P))
+    return float(min(1.0, chi2_tail(z2, len(idx)) / TYPICAL_P))
 
 
 def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:

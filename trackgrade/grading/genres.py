@@ -79,9 +79,11 @@ def _broad_profile() -> dict:
 BROAD_PROFILE: dict = _broad_profile()
 
 
-def broad_profile() -> dict:
-    """A copy of the `electronic` profile: the targets when no family is clear."""
-    return json.loads(json.dumps(BROAD_PROFILE))
+def broad_profile(*, danceable: bool = True) -> dict:
+    """A copy of the `electronic` profile: the targets when no family is clear.
+    Electronic music as a whole includes ambient: a track without a pulse is
+    not judged as a dance track (`danceable` False)."""
+    return {**json.loads(json.dumps(BROAD_PROFILE)), "danceable": bool(danceable)}
 
 
 def genre_list() -> list[dict]:
@@ -229,7 +231,7 @@ def electronic_fit(*, bands: dict, tempo_salient: bool, beat_strength: float | N
 def family_tempo_log_fit(bpm: float, tempo_salient: bool, keys) -> np.ndarray:
     """(len(keys),) log of each family's `tempo_fit` (0 for all without a pulse:
     the tempo then says nothing)."""
-    if not tempo_salient:
+    if not tempo_salient or not np.isfinite(bpm) or bpm <= 0:
         return np.zeros(len(keys))
     fits = [tempo_fit(bpm, GENRES[k]["bpm_range"], half_time=GENRES[k]["half_time"]) for k in keys]
     return np.log(np.maximum(np.array(fits), 1e-3))

@@ -164,13 +164,21 @@ def _scored(c: _Checker, doc: dict) -> None:
             for i, alt in enumerate(alts):
                 if c.obj(alt, f"key.alternatives[{i}]", KEY_FIELDS):
                     _key_reading(c, alt, f"key.alternatives[{i}]")
-    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence", "target")):
+    if c.obj(doc["genre"], "genre", ("detected", "name", "confidence", "target", "alternatives")):
         g = doc["genre"]
         c.string(g["detected"], "genre.detected", genre_keys)
         c.string(g["target"], "genre.target", (*genre_keys, "reference", "electronic"))
         if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)
+        alts = g["alternatives"]
+        if not isinstance(alts, (list, tuple)) or len(alts) > 2:
+            c.fail("genre.alternatives", f"expected a list of at most 2, got {alts!r}")
+        else:
+            for i, alt in enumerate(alts):
+                if c.obj(alt, f"genre.alternatives[{i}]", ("key", "name", "confidence")):
+                    c.string(alt["key"], f"genre.alternatives[{i}].key", genre_keys)
+                    c.number(alt["confidence"], f"genre.alternatives[{i}].confidence", 0, 1)
     if c.obj(doc["frequency"], "frequency", ("bands", "ideal", "centroid_hz", "score")):
         fr = doc["frequency"]
         _bands(c, fr["bands"], "frequency.bands")
