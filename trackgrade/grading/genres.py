@@ -6,10 +6,11 @@ status, crest, LRA, typical structure); a label entry names the `family` it
 is scored against. Where the numbers come from: benchmarks/GENRES.md and
 benchmarks/grading_notes/derive_genres.py (which writes genres.json).
 
-Detection (`detect_genre`) scores each family by tempo fit and band-profile
-similarity (the best of the family's own ideal and its labels' ideals).
-`confidence` is the winner's share of the candidate scores, lowered when the
-tempo sits inside several families' ranges; it never feeds any score.
+Detection (`detect_genre`) reads the family from its rhythm pattern, tempo
+and sound (grading/genre_model.py, benchmarks/results/genre.md): `confidence`
+is the calibrated probability of the best family, lowered for a track unlike
+it; it never feeds any score. Under CLEAR_FAMILY_MIN no family is clear and
+the track is judged against `broad_profile()` (genre.target `electronic`).
 `electronic_fit` says how much the track looks like electronic music at all
 (a band shape inside the tolerances of some family, a salient pulse, dense
 dynamics, a low end that reaches down) and whether it was made on a grid
@@ -235,11 +236,6 @@ def family_tempo_log_fit(bpm: float, tempo_salient: bool, keys) -> np.ndarray:
         return np.zeros(len(keys))
     fits = [tempo_fit(bpm, GENRES[k]["bpm_range"], half_time=GENRES[k]["half_time"]) for k in keys]
     return np.log(np.maximum(np.array(fits), 1e-3))
-
-
-def overlapping_families(bpm: float) -> int:
-    """How many family ranges contain this tempo (at least 1)."""
-    return max(1, sum(1 for g in FAMILIES if g["bpm_range"][0] <= bpm <= g["bpm_range"][1]))
 
 
 def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True,
