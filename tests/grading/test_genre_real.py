@@ -72,9 +72,11 @@ def test_without_the_rhythm_pattern_the_genre_is_unclear(measured):
     assert asdict(a.frequency.ideal) == BROAD_PROFILE["ideal_bands"]
     assert a.extras["targets"]["loudness_lufs"] == BROAD_PROFILE["loudness_lufs"]["master"]
     assert "genre is unclear" in a.diagnosis.summary and "--genre" in a.diagnosis.summary
-    # no advice names the nearest family's ideal
+    # a tip says how to name the genre; no advice names the nearest family's ideal
+    tips = [i for i in a.feedback if i.category == "genre"]
+    assert len(tips) == 1 and "--genre" in tips[0].text
     family = a.genre.name.lower()
-    assert not any(family in item.text.lower() for item in a.feedback)
+    assert not any(family in i.text.lower() for i in a.feedback if i.category != "genre")
 
 
 def test_a_chosen_genre_is_trusted_even_when_unclear(measured):
