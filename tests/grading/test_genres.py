@@ -147,3 +147,29 @@ def test_chi_square_tail_matches_scipy():
     for dof in range(1, 16):
         for x in (0.0, 0.5, 3.0, 12.0, 40.0):
             assert chi2_tail(x, dof) == pytest.approx(chi2.sf(x, dof), abs=1e-12)
+
+
+@pytest.mark.parametrize("breakage", [
+    [{"key": "house", "name": "House", "confidence": 0.2}] * 3,          # more than 2
+    [{"key": "polka", "name": "Polka", "confidence": 0.2}],              # not a family
+    [{"key": "house", "name": "House", "confidence": 1.5}],              # not 0-1
+    [{"key": "house", "name": "House"}],                                 # no confidence
+])
+def test_the_document_checker_knows_genre_alternatives(breakage):
+    from trackgrade.grading.validate import validate_document
+    from trackgrade.testmode import canned_analysis
+    doc = canned_analysis("a.wav").to_dict()
+    assert validate_document(doc) == []
+    assert doc["genre"]["alternatives"] and set(doc["genre"]["alternatives"][0]) == {"key", "name", "confidence"}
+    doc["genre"]["alternatives"] = breakage
+    assert validate_document(doc)
+
+
+def test_the_broad_target_is_a_valid_document_target():
+    from trackgrade.grading.validate import validate_document
+    from trackgrade.testmode import canned_analysis
+    doc = canned_analysis("a.wav").to_dict()
+    doc["genre"]["target"] = ELECTRONIC
+    assert validate_document(doc) == []
+    doc["genre"]["target"] = "broad"
+    assert validate_document(doc)
