@@ -33,9 +33,10 @@ def _genre_keys() -> tuple[str, ...]:
 
 
 def _genre_targets() -> tuple[str, ...]:
+    from trackgrade.grading.genres import ELECTRONIC
     from trackgrade.grading.targets import REFERENCE
 
-    return (*_genre_keys(), REFERENCE)
+    return (*_genre_keys(), REFERENCE, ELECTRONIC)
 
 
 def _grade_letters() -> tuple[str, ...]:

@@ -111,12 +111,22 @@ class KeyResult:
 
 
 @dataclass(frozen=True)
+class GenreAlternative:
+    key: str = spec(choices="genre_keys")
+    name: str = spec()
+    confidence: float = unit(description="calibrated like genre.confidence")
+
+
+@dataclass(frozen=True)
 class GenreResult:
     detected: str = spec(choices="genre_keys")
     name: str = spec()
-    confidence: float = unit()
+    confidence: float = unit(description="calibrated: at 0.6 or more the family is right at least "
+                                         "9 times in 10; under 0.5 the target is `electronic`")
     target: str = spec(default="", choices="genre_targets",
-                       description="the profile the scores were computed against")
+                       description="the profile the scores were computed against: a genre key, "
+                                   "`reference`, or `electronic` (no clear family)")
+    alternatives: tuple[GenreAlternative, ...] = spec(default=(), max_items=2)
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 
-from trackgrade.engine.features import (TEMPO_RELATIONS, Dynamics, Features, Key, Loudness, Rhythm,
-                                        Section, Spectrum, Stereo, Structure, TempoReading, Tonality)
+from trackgrade.engine.features import (TEMPO_RELATIONS, Dynamics, Features, Groove, Key, Loudness,
+                                        Rhythm, Section, Spectrum, Stereo, Structure, TempoReading,
+                                        Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
+from trackgrade.grading.genre_model import default_model, typical_cues
 from trackgrade.keys import TONICS
 from trackgrade.keys import camelot as camelot_for
 from trackgrade.model import Analysis
@@ -172,6 +174,9 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
     rms_dbfs = tp - crest - 0.3
     alt_dice = _Dice(file_name + "\n" + "alternatives")
     tempo_alts = _tempo_alternatives(bpm, alt_dice)
+    cues = typical_cues(default_model(), tpl["family"])     # the family's typical rhythm pattern
+    groove = None if cues is None else Groove(pattern=np.zeros((3, 16)), cues=cues,
+                                              bars=int(duration * bpm / 240.0))
     return Features(
         duration_s=duration, sample_rate=44100, channels=2, container="wav", truncated=False,
         loudness=Loudness(integrated_lufs=lufs, loudness_range_lu=tpl["lra_lu"], true_peak_dbtp=tp,
@@ -190,6 +195,7 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
         tonality=Tonality(key=_canned_key(tonic, scale, round(0.55 + 0.4 * dice.next(), 2), alt_dice),
                           chroma=np.full(12, 1.0 / 12)),
         structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
+        groove=groove,
     )
 
 

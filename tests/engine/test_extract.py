@@ -25,8 +25,8 @@ def features():
 
 def test_every_stage_is_timed(features):
     _, f = features["ex_clean"]
-    assert set(f.timings_s) == {"loudness", "dynamics_stereo", "short_stft", "rhythm", "structure",
-                                "long_spectrum", "spectrum_tonal"}
+    assert set(f.timings_s) == {"loudness", "dynamics_stereo", "short_stft", "rhythm", "groove",
+                                "structure", "long_spectrum", "spectrum_tonal"}
 
 
 def test_phase_inverted_channel_keeps_tempo_beats_and_sections(features):

@@ -13,8 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from trackgrade.engine.features import (BAND_NAMES, Dynamics, Features, Key, Loudness, Rhythm,
-                                        Section, Spectrum, Stereo, Structure, Tonality)
+from trackgrade.engine.features import (BAND_NAMES, Dynamics, Features, Groove, Key, Loudness,
+                                        Rhythm, Section, Spectrum, Stereo, Structure, Tonality)
+from trackgrade.grading.genre_model import default_model, typical_cues
 
 HOUSE_BANDS = {"sub_bass": 23.3, "bass": 44.6, "low_mid": 16.3, "mid": 11.5,
                "upper_mid": 1.8, "high": 1.1, "air": 1.4}
@@ -53,8 +54,16 @@ def make_features(*, sections=CLUB_SECTIONS, bands=None, duration: float = 240.0
         tonality=Tonality(key=Key("A", "minor", "8A", 0.8), chroma=np.full(12, 1 / 12)),
         structure=Structure(sections=tuple(Section(s, e, l, en) for l, s, e, en in sections),
                             energy_curve=_curve(sections, 0.1, duration, 1 / 100), curve_hop_s=0.1),
+        groove=house_groove(duration, 124.0),
     )
-    return with_changes(f, **changes)
+    f = with_changes(f, **changes)
+    return f if f.rhythm.tempo_salient else replace(f, groove=None)    # no pulse, no pattern
+
+
+def house_groove(duration: float, bpm: float) -> Groove:
+    """A house track's rhythm pattern: the model's typical house cues."""
+    return Groove(pattern=np.zeros((3, 16)), cues=typical_cues(default_model(), "house"),
+                  bars=int(duration * bpm / 240.0))
 
 
 def with_changes(f: Features, **changes) -> Features:

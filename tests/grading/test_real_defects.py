@@ -53,7 +53,8 @@ def test_defect_lowers_headline_and_pillar_and_is_named(clip, defect):
 def test_clean_real_electronic_clip_is_not_called_non_electronic(clip):
     a = graded(clip, None)
     assert a.extras["electronic"], a.extras["electronic_fit"]
-    assert not [i for i in a.feedback if i.category == "genre"]
+    # no genre warning (an unclear family is only a tip on how to name the genre)
+    assert not [i for i in a.feedback if i.category == "genre" and i.type == "warn"]
 
 
 @pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])

@@ -73,7 +73,8 @@ def test_the_diagnosis_names_the_reference_and_the_biggest_differences():
     assert f"Against your reference ({name})" in a.diagnosis.summary
     assert "loudness range" in a.diagnosis.summary and "stereo width" in a.diagnosis.summary
     against_genre = build_analysis(features(mine), file_name="mine.flac", mastering_status="master")
-    assert against_genre.genre.target == against_genre.genre.detected
+    # the detected family, or the broad electronic targets when no family is clear
+    assert against_genre.genre.target in (against_genre.genre.detected, "electronic")
     assert a.frequency.score != against_genre.frequency.score
 
 

@@ -32,6 +32,8 @@ import numpy as np
 from trackgrade.engine.dynamics import measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.engine.frames import long_spectrum, short_freqs, short_reduced, short_stft_hop_s
+from trackgrade.engine.groove import measure_groove
+from trackgrade.engine.groove import short_reductions as groove_reductions
 from trackgrade.engine.loudness import measure_loudness
 from trackgrade.engine.noise import measure_noise_floor
 from trackgrade.engine.rhythm import measure_rhythm
@@ -97,11 +99,14 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         freqs, hop_s = short_freqs(rate), short_stft_hop_s(rate)
         # the mono mix, taken chunk by chunk; a polarity-inverted channel
         # would cancel the centre of a plain sum
-        short = short_reduced(samples, rate, rhythm_reductions(freqs) + structure_reductions(freqs, hop_s),
+        short = short_reduced(samples, rate, (rhythm_reductions(freqs) + structure_reductions(freqs, hop_s)
+                              + groove_reductions(freqs)),
                               invert_second=stereo.correlation < -0.2)
         watch.lap("short_stft")
         rhythm = measure_rhythm(short, duration)
         watch.lap("rhythm")
+        groove = measure_groove(short, rhythm.beat_times, tempo_salient=rhythm.tempo_salient)
+        watch.lap("groove")
         long = (long_spectrum(samples, rate, executor=pool) if parallel
                 else long_spectrum(samples, rate, workers=1))
         watch.lap("long_spectrum")
@@ -129,6 +134,6 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         loudness=loudness, dynamics=dynamics, stereo=stereo, spectrum=spectrum,
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
-        noise_floor=noise_floor, decoder_notes=audio.decoder_notes,
+        noise_floor=noise_floor, decoder_notes=audio.decoder_notes, groove=groove,
         analysis_rate=rate if native is not None else None,
     )

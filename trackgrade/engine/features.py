@@ -144,6 +144,16 @@ class Tonality:
     chroma: np.ndarray              # (12,) mean chroma, C first, sums to 1
 
 
+@dataclass(frozen=True, eq=False)
+class Groove:
+    """The rhythm pattern (engine/groove.py): onset strength of the kick, snare
+    and hat bands at each sixteenth of the bar, averaged over the bars and
+    relative to each band's mean, and the named cues read from it."""
+    pattern: np.ndarray             # (3, 16): kick, snare, hats x sixteenths, bar-aligned
+    cues: dict                      # cue name -> number (groove.groove_cues)
+    bars: int                       # whole bars the pattern averages
+
+
 @dataclass(frozen=True)
 class Section:
     start: float                    # seconds
@@ -181,3 +191,4 @@ class Features:
     noise_floor: NoiseFloor | None = None            # None when not measured
     analysis_rate: int | None = None                 # the rate the spectra were taken at, when
                                                      # not `sample_rate` (engine.native)
+    groove: Groove | None = None                     # None without a pulse or a whole bar

@@ -11,14 +11,17 @@ import numpy as np
 from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
-from trackgrade.grading.genres import (GENRES, LABELS, TIMING_MIN_ONSETS, GenreGuess, band_similarity,
-                                       detect_genre, tempo_fit)
+from trackgrade.grading.genre_model import genre_inputs
+from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LABELS, TIMING_MIN_ONSETS,
+                                       GenreGuess, band_similarity, broad_profile, detect_genre,
+                                       tempo_fit)
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.keys import open_key as open_key_for
 from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy,
-                              Extras, Frequency, FrequencyBands, GenreResult, KeyAlternative,
+                              Extras, Frequency, FrequencyBands, GenreAlternative, GenreResult,
+                              KeyAlternative,
                               KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
                               TempoAlternative)
 
@@ -140,7 +143,8 @@ class Judgement:
     pillars: dict            # name -> scores.Pillar
     penalties: dict          # headline defect penalties
     score: int
-    target: str              # genre.target: the detected family, the caller's genre, or "reference"
+    target: str              # genre.target: the detected family, the caller's genre, "reference",
+                             # or "electronic" (no clear family: the broad targets)
 
 
 def judge(f: Features, status: str, *, genre: str | None = None,
@@ -148,13 +152,13 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     """Genre, the five pillars, the defect penalties and the headline, against
     the detected family, the caller's `genre` (a family or label key) or the
     caller's reference tracks (which win over `genre` for what they measure)."""
-    guess = detect_genre(bpm=f.rhythm.bpm, bands=f.spectrum.bands_pct,
-                         tempo_salient=f.rhythm.tempo_salient, beat_strength=f.rhythm.beat_strength,
-                         crest_db=f.dynamics.crest_factor_db, low_cut=S.low_cut_share(f),
-                         duration_s=f.duration_s, timing_spread_ms=f.rhythm.timing_spread_ms,
-                         timed_onsets=f.rhythm.timed_onsets)
-    profile = profile_for(genre) if genre is not None else GENRES[guess.key]
-    target = genre if genre is not None else guess.key
+    guess = detect_genre(**genre_inputs(f))
+    if genre is not None:                     # the caller's genre is trusted
+        profile, target = profile_for(genre), genre
+    elif guess.confidence < CLEAR_FAMILY_MIN:   # no clear family: no advice against one
+        profile, target = broad_profile(danceable=f.rhythm.tempo_salient), ELECTRONIC
+    else:
+        profile, target = GENRES[guess.key], guess.key
     if references:
         profile, target = reference_profile(profile, references), REFERENCE
     # The caller said what the music is (a genre or references): the
@@ -275,8 +279,11 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
                     alternatives=tuple(TempoAlternative.from_reading(r)
                                        for r in f.rhythm.tempo_alternatives[:3])),
         key=_key(f),
-        genre=GenreResult(detected=j.guess.key, name=genre_name(j.guess), confidence=j.guess.confidence,
-                          target=j.target),
+        genre=GenreResult(detected=j.guess.key, name=genre_name(j.guess),
+                          confidence=j.guess.confidence, target=j.target,
+                          alternatives=tuple(GenreAlternative(key=k, name=GENRES[k]["name"],
+                                                              confidence=_num(p, 2, 0.0, 1.0))
+                                             for k, p in j.guess.candidates[1:3])),
         frequency=Frequency(bands=FrequencyBands.from_mapping(round_bands(f.spectrum.bands_pct)),
                             ideal=FrequencyBands.from_mapping(j.profile["ideal_bands"]),
                             centroid_hz=_num(f.spectrum.centroid_hz, 1, 0.0, 24000.0),

@@ -14,8 +14,9 @@ from trackgrade.grading.genres import GENRES
 from trackgrade.grading.limits import BAND_LABELS
 from trackgrade.grading.scores import AUDIBLE_LUFS
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        nearest_family, not_electronic_text, part_text, profile_name,
-                                        target_name, targets)
+                                        genre_unclear, genre_word, nearest_family,
+                                        not_electronic_text, part_text, profile_name, target_name,
+                                        targets, unclear_genre_text)
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
@@ -56,7 +57,7 @@ def summary_sentence(a: Analysis) -> str:
                 f"the nearest electronic family, {nearest_family(a)}, not the music itself. "
                 f"{a.grade.label} ({a.grade.letter}, {a.score}/100) at {a.tempo.bpm:g} BPM in "
                 f"{_key_text(a)}." + tail)
-    genre = a.genre.name.lower()
+    genre = genre_word(a)
     article = "an" if genre[:1] in "aeiou" else "a"
     return (f"{a.grade.label} ({a.grade.letter}, {a.score}/100): {article} {genre} track at "
             f"{a.tempo.bpm:g} BPM in {_key_text(a)}." + tail)
@@ -128,7 +129,8 @@ def danceability_sentence(a: Analysis) -> str:
 
 def template_diagnosis(a: Analysis) -> Diagnosis:
     """The short diagnosis present as soon as the scores are (status "pending")."""
-    return Diagnosis(status="pending", summary=summary_sentence(a), frequency=frequency_sentence(a),
+    summary = summary_sentence(a) + (" " + unclear_genre_text(a) if genre_unclear(a) else "")
+    return Diagnosis(status="pending", summary=summary, frequency=frequency_sentence(a),
                      mix=mix_sentence(a), danceability=danceability_sentence(a))
 
 
@@ -286,10 +288,9 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     a = analysis
     subgenre = a.extras.subgenre
     sub = (f", closest to {GENRES[subgenre]['name']}" if subgenre in GENRES else "")
-    cands = a.extras.genre_candidates or []
-    alt = [c["name"] for c in cands[1:3]]
-    conf = (f" Genre confidence {a.genre.confidence:.2f}"
-            + (f" (it also fits {' and '.join(alt)})." if alt and a.genre.confidence < 0.5 else "."))
+    alt = [g.name for g in a.genre.alternatives]
+    conf = (" " + unclear_genre_text(a) if genre_unclear(a) else f" Genre confidence {a.genre.confidence:.2f}"
+            + (f" (it also fits {' and '.join(alt)})." if alt and a.genre.confidence < 0.6 else "."))
     truncated = (" The file ends early: the header promised more audio than it holds, so the "
                  "numbers describe only what arrived." if a.extras.truncated else "")
     read = f" Read as {a.genre.name}{sub}." if a.extras.electronic else ""
@@ -315,7 +316,8 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     dance_fixes = []
     pulse = a.extras.tempo_salient
     if not pulse:
-        if GENRES[a.genre.detected].get("danceable", True) and a.extras.electronic:
+        if GENRES[a.genre.detected].get("danceable", True) and a.extras.electronic \
+                and not genre_unclear(a):
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
     elif b.bass_presence < 60:
         dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "

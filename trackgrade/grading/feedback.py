@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        not_electronic_text, part_text, profile_name, target_name,
-                                        targets)
+                                        genre_unclear, not_electronic_text, part_text, profile_name,
+                                        target_name, targets, unclear_genre_text)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
@@ -186,9 +186,11 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _genre_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    if a.extras.electronic:
-        return []
-    return [(35.0, FeedbackItem("warn", "genre", not_electronic_text(a)))]
+    if not a.extras.electronic:
+        return [(35.0, FeedbackItem("warn", "genre", not_electronic_text(a)))]
+    if genre_unclear(a):        # no clear family: broad targets, and how to name the genre
+        return [(20.0, FeedbackItem("tip", "genre", unclear_genre_text(a)))]
+    return []
 
 
 def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
@@ -197,7 +199,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     lo, hi = t["bpm_range"]
     out = []
     if not a.extras.tempo_salient:
-        if a.genre.detected != "ambient" and a.extras.electronic:
+        if a.genre.detected != "ambient" and a.extras.electronic and not genre_unclear(a):
             out.append((15.0, FeedbackItem("warn", "rhythm", (
                 f"No steady pulse was found (beat strength {b.beat_strength}/100): for a dance "
                 f"track make the kick audible and on the grid."))))

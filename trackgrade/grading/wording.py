@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import limits as L
-from trackgrade.grading.genres import GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS, band_distance_db
+from trackgrade.grading.genres import (ELECTRONIC, GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS,
+                                       band_distance_db)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.model import Analysis
 
@@ -104,6 +105,23 @@ def part_text(a: Analysis) -> str:
     return (f"This is a part of {a.duration_seconds:.1f} s (under {L.PART_MAX_S:.0f} s: a loop, an "
             f"excerpt or a stem), so its arrangement is not judged and the structure score is not "
             f"in the total.")
+def genre_unclear(a: Analysis) -> bool:
+    """No clear family: the scores use the broad electronic targets."""
+    return a.genre.target == ELECTRONIC
+
+
+def genre_word(a: Analysis) -> str:
+    """What the track is called in a sentence: its family, or "electronic" when unclear."""
+    return "electronic" if genre_unclear(a) else a.genre.name.lower()
+
+
+def unclear_genre_text(a: Analysis) -> str:
+    """The sentence for no clear family (genre.confidence under 0.5)."""
+    alts = "".join(f", then {g.name} ({g.confidence:.2f})" for g in a.genre.alternatives)
+    return (f"The genre is unclear (nearest: {nearest_family(a)}, confidence {a.genre.confidence:.2f}"
+            f"{alts}), so it is judged against electronic music as a whole, not one family's "
+            f"ideal. Name the genre with --genre (or the API's genre field) to judge it against "
+            f"that family.")
 
 
 def not_electronic_text(a: Analysis) -> str:
@@ -118,8 +136,8 @@ def not_electronic_text(a: Analysis) -> str:
            if hz is not None and hz >= L.LOW_ROLLOFF_CUT_HZ else "")
     head = (f"This does not sound like electronic music (electronic fit "
             f"{(a.extras.electronic_fit or 0.0):.2f}).{played}{low} The nearest family is {nearest_family(a)}")
-    if a.genre.target != a.genre.detected:      # the caller chose the profile
+    if a.genre.target not in (a.genre.detected, ELECTRONIC):      # the caller chose the profile
         return f"{head}; the scores use {target_name(a)}, as asked."
-    return (f"{head}, so the scores judge it against {nearest_family(a).lower()} and mean little for "
+    return (f"{head}, so the scores judge it against {profile_name(a)} and mean little for "
             f"this style. Choose a profile with --genre (or the API's genre field) or give "
             f"reference tracks.")

@@ -1,0 +1,164 @@
+"""Derive trackgrade/grading/genre_model.json (the genre classifier's
+parameters) from the labelled items of benchmarks/genre_corpus.py.
+
+    python benchmarks/derive_genre_model.py [--per-style N] [--write]
+
+Per family and feature: the mean and a spread (the family's standard deviation
+shrunk toward the pooled within-family one with SHRINK pseudo-items, floored at
+FLOOR x the pooled one). The tempo weight and the temperature are chosen on the
+out-of-fold log loss of a K-fold cross-validation (`cross_validated`), so the
+confidences are calibrated on items the parameters were not fitted to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from genre_features import corpus  # noqa: E402
+
+from trackgrade.grading.genre_model import FEATURES, GenreModel, feature_vector, probabilities  # noqa: E402
+from trackgrade.grading.genres import family_tempo_log_fit  # noqa: E402
+
+SHRINK = 4.0            # pseudo-items of the pooled spread in each family's
+FLOOR = 0.6             # a family's spread is at least this share of the pooled one
+K = 5
+# Band features vary between real records more than between synthetic renders:
+# their spread is at least what research/spectral-balance.md measured (the
+# 2.5-12.5 kHz level: SD 3.7 dB between tracks; below 100 Hz tracks sit up to
+# 10 dB apart, with or without a bass instrument: +-5 dB).
+MIN_SPREAD = {"top_db": 3.7, "sub_vs_bass_db": 5.0}
+TEMPO_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 3.0)
+TEMPERATURES = tuple(np.round(np.geomspace(0.5, 16.0, 16), 2))
+OUT = ROOT / "trackgrade" / "grading" / "genre_model.json"
+
+
+def labelled(items: list[dict]) -> list[dict]:
+    return [i for i in items if i.get("family") and "inputs" in i]
+
+
+def group_of(item: dict) -> str:
+    """Items that share material fall in the same fold (the Amen break's cuts)."""
+    return "amen" if "amen" in item["name"].lower() else item["name"]
+
+
+def folds(items: list[dict], k: int = K) -> np.ndarray:
+    """Fold of each item: groups dealt round-robin within each family."""
+    out = np.zeros(len(items), dtype=int)
+    for fam in sorted({i["family"] for i in items}):
+        groups = sorted({group_of(i) for i in items if i["family"] == fam})
+        fold = {g: n % k for n, g in enumerate(groups)}
+        for n, i in enumerate(items):
+            if i["family"] == fam:
+                out[n] = fold[group_of(i)]
+    return out
+
+
+def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0) -> GenreModel:
+    fams = tuple(sorted({i["family"] for i in items}))
+    vecs = [feature_vector(i["inputs"]) for i in items]
+    mean = np.zeros((len(fams), len(FEATURES)))
+    spread = np.ones((len(fams), len(FEATURES)))
+    for j, name in enumerate(FEATURES):
+        per = {k: np.array([v[name] for v, i in zip(vecs, items) if i["family"] == k and name in v])
+               for k in fams}
+        resid = np.concatenate([x - x.mean() for x in per.values() if len(x)] or [np.zeros(1)])
+        pooled = max(float(np.sqrt(np.mean(resid ** 2))), 1e-3)
+        allv = np.concatenate([x for x in per.values() if len(x)] or [np.zeros(1)])
+        for a, k in enumerate(fams):
+            x = per[k]
+            n = len(x)
+            mean[a, j] = x.mean() if n else allv.mean()
+            var = float(((x - x.mean()) ** 2).sum()) if n else 0.0
+            sd = np.sqrt((var + SHRINK * pooled ** 2) / (n + SHRINK))
+            spread[a, j] = max(sd, FLOOR * pooled, MIN_SPREAD.get(name, 0.0))
+    # the share of the family's items with a pulse (of those long enough to tell), smoothed
+    pulse = np.array([(sum(v["pulse"] for v, i in zip(vecs, items) if i["family"] == k and "pulse" in v) + 1.0)
+                      / (sum(i["family"] == k and "pulse" in v for v, i in zip(vecs, items)) + 2.0)
+                      for k in fams])
+    return GenreModel(fams, FEATURES, mean, spread, pulse, tempo_weight, temperature)
+
+
+def with_prototypes(model: GenreModel, items: list[dict]) -> GenreModel:
+    """The model with each family's clearest item's rhythm cues (the highest
+    probability of its own family among its items with a rhythm pattern)."""
+    protos = {}
+    for k in model.families:
+        own = [i for i in items if i["family"] == k and i["inputs"].get("cues")]
+        if own:
+            best = max(own, key=lambda i: predict(model, i)[model.families.index(k)])
+            protos[k] = {n: round(float(v), 4) for n, v in best["inputs"]["cues"].items()}
+    return replace(model, prototypes=protos)
+
+
+def predict(model: GenreModel, item: dict) -> np.ndarray:
+    inp = item["inputs"]
+    return probabilities(model, feature_vector(inp),
+                         family_tempo_log_fit(inp["bpm"], inp["tempo_salient"], model.families))
+
+
+def cross_validated(items: list[dict], tempo_weight: float, temperature: float) -> tuple[list, tuple]:
+    """Out-of-fold probabilities of every labelled item (families of the full fit)."""
+    fold = folds(items)
+    fams = tuple(sorted({i["family"] for i in items}))
+    out = [None] * len(items)
+    for f in range(K):
+        train = [i for i, g in zip(items, fold) if g != f]
+        m = fit(train, tempo_weight, temperature)
+        for n, (i, g) in enumerate(zip(items, fold)):
+            if g == f:
+                p = dict(zip(m.families, predict(m, i)))
+                out[n] = np.array([p.get(k, 0.0) for k in fams])
+    return out, fams
+
+
+def log_loss(items, probs, fams) -> float:
+    return float(-np.mean([np.log(max(p[fams.index(i["family"])], 1e-6)) for i, p in zip(items, probs)]))
+
+
+def choose(items: list[dict]) -> tuple[float, float, float]:
+    """(tempo weight, temperature, out-of-fold log loss) with the least log loss."""
+    best = None
+    for w in TEMPO_WEIGHTS:
+        probs, fams = cross_validated(items, w, 1.0)
+        raw = [np.log(np.maximum(p, 1e-300)) for p in probs]      # temperature 1 log-probabilities
+        for t in TEMPERATURES:
+            scaled = []
+            for r in raw:
+                e = np.exp((r - r.max()) / t)
+                scaled.append(e / e.sum())
+            loss = log_loss(items, scaled, fams)
+            if best is None or loss < best[2]:
+                best = (w, float(t), loss)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-style", type=int, default=8)
+    ap.add_argument("--grid", help="a built-in grid instead of the per-style renders")
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    items = labelled(corpus(args.per_style, grid=args.grid))
+    w, t, loss = choose(items)
+    model = with_prototypes(fit(items, w, t), items)
+    counts = {k: sum(i["family"] == k for i in items) for k in model.families}
+    print(f"{len(items)} labelled items {counts}; tempo weight {w}, temperature {t}, "
+          f"out-of-fold log loss {loss:.3f}")
+    if args.write:
+        data = model.to_data(items=counts, derived_by="benchmarks/derive_genre_model.py",
+                             cross_validation=f"{K}-fold, out-of-fold log loss {loss:.3f}")
+        OUT.write_text(json.dumps(data, indent=1) + "\n")
+        print("wrote", OUT)
+
+
+if __name__ == "__main__":
+    main()

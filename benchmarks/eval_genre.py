@@ -1,0 +1,231 @@
+"""Genre detection, honestly evaluated: K-fold over every labelled item.
+
+    python benchmarks/eval_genre.py [--per-style N | --grid visible] [--markdown]
+
+Items (benchmarks/genre_corpus.py): synthetic renders of every generator style
+(several per style, tempo/key/seed/length varied) and the real clips of
+../shared/truth/real (families mapped from `genre_truth`; the others are
+"no family"). Every labelled item is read by a model fitted without its fold
+(benchmarks/derive_genre_model.py: same folds, the Amen cuts kept together);
+unlabelled real clips by the model fitted on all labelled items (the shipped
+genre_model.json). "Before" is main's detector (trackgrade/grading/genres.py
+at `git show main:`) on the same measurements.
+
+Prints the confusion matrices (synthetic and real apart), the calibration
+table (confidence bins against accuracy, with counts) and every real clip's
+reading before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from derive_genre_model import K, fit, folds, labelled  # noqa: E402
+from genre_features import corpus  # noqa: E402
+
+from trackgrade.grading.genre_model import default_model  # noqa: E402
+from trackgrade.grading.genres import FAMILY_KEYS, detect_genre  # noqa: E402
+
+BINS = (0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.01)
+SHORT = {"house": "hou", "techno": "tno", "trance": "trc", "drum_and_bass": "dnb", "dubstep": "dub",
+         "hardstyle": "hst", "breakbeat": "brk", "uk_garage": "ukg", "electro": "elc",
+         "downtempo": "dtm", "ambient": "amb"}
+
+
+def main_detector():
+    """detect_genre of main's grading/genres.py (today's classifier), loaded from git."""
+    src = subprocess.run(["git", "show", "main:trackgrade/grading/genres.py"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "genres_main.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("genres_main", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["genres_main"] = module
+    spec.loader.exec_module(module)
+    return module.detect_genre
+
+
+OLD_ARGS = ("bpm", "bands", "tempo_salient", "beat_strength", "crest_db", "low_cut", "duration_s",
+            "timing_spread_ms", "timed_onsets")
+
+
+def readings(items: list[dict]) -> list[dict]:
+    """Each measured item with `before` and `after` GenreGuess (after: out of fold when labelled)."""
+    old = main_detector()
+    shipped = default_model()
+    lab = labelled(items)
+    fold = dict(zip((id(i) for i in lab), folds(lab)))
+    models = {f: fit([i for i in lab if fold[id(i)] != f], shipped.tempo_weight, shipped.temperature)
+              for f in range(K)}
+    out = []
+    for item in items:
+        if "inputs" not in item:
+            continue
+        inp = item["inputs"]
+        model = models[fold[id(item)]] if id(item) in fold else shipped
+        out.append({**item, "after": detect_genre(**inp, model=model),
+                    "before": old(**{k: inp[k] for k in OLD_ARGS})})
+    return out
+
+
+def confusion(rows: list[dict], which: str) -> str:
+    fams = [k for k in FAMILY_KEYS if any(r["family"] == k for r in rows)]
+    cols = list(FAMILY_KEYS)
+    lines = ["| truth \\ read | " + " | ".join(SHORT[c] for c in cols) + " | right |",
+             "|---" * (len(cols) + 2) + "|"]
+    for f in fams:
+        mine = [r for r in rows if r["family"] == f]
+        counts = [sum(r[which].key == c for r in mine) for c in cols]
+        lines.append(f"| {f} | " + " | ".join(str(c) if c else "." for c in counts)
+                     + f" | {counts[cols.index(f)]}/{len(mine)} |")
+    return "\n".join(lines)
+
+
+def calibration(rows: list[dict], which: str) -> str:
+    lines = ["| confidence | items | right | accuracy |", "|---|---|---|---|"]
+    for lo, hi in zip(BINS[:-1], BINS[1:]):
+        b = [r for r in rows if lo <= r[which].confidence < hi]
+        right = sum(r[which].key == r["family"] for r in b)
+        acc = f"{right / len(b):.2f}" if b else "-"
+        lines.append(f"| {lo:.1f}-{min(hi, 1.0):.1f} | {len(b)} | {right} | {acc} |")
+    sure = [r for r in rows if r[which].confidence >= 0.6]
+    right = sum(r[which].key == r["family"] for r in sure)
+    lines.append(f"| **>= 0.6** | {len(sure)} | {right} | "
+                 f"{(right / len(sure)) if sure else float('nan'):.2f} |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict], which: str) -> str:
+    right = sum(r[which].key == r["family"] for r in rows)
+    sure = [r for r in rows if r[which].confidence >= 0.6]
+    low = [r for r in rows if r[which].confidence < 0.5]
+    return (f"{right}/{len(rows)} right ({right / max(len(rows), 1):.0%}); confidence >= 0.6 on "
+            f"{len(sure)} ({sum(r[which].key == r['family'] for r in sure)} right); below 0.5 "
+            f"(target `electronic`) on {len(low)}")
+
+
+def reading(g) -> str:
+    alts = ", ".join(f"{SHORT[k]} {p:.2f}" for k, p in g.candidates[1:3])
+    return f"{g.key} {g.confidence:.2f} ({alts})"
+
+
+def report(rows: list[dict]) -> str:
+    synth = [r for r in rows if r["kind"] == "synthetic" and r["family"]]
+    real = [r for r in rows if r["kind"] == "real" and r["family"]]
+    other = [r for r in rows if r["kind"] == "real" and not r["family"]]
+    out = [f"Items: {len(synth)} synthetic, {len(real)} real with a family, {len(other)} real "
+           f"without one (not electronic, or no family named). {K}-fold, out of fold."]
+    for name, part in (("synthetic", synth), ("real, labelled", real), ("all labelled", synth + real)):
+        out.append(f"\n### {name}\n")
+        for which in ("before", "after"):
+            out.append(f"- {which}: {summary(part, which)}")
+        if name != "all labelled":
+            for which in ("before", "after"):
+                out.append(f"\nConfusion, {name}, {which} (rows truth, columns reading):\n")
+                out.append(confusion(part, which))
+    for which in ("before", "after"):
+        out.append(f"\nCalibration, all labelled items, {which}:\n")
+        out.append(calibration(synth + real, which))
+    sure_other = [r for r in other if r["after"].confidence >= 0.6]
+    out.append(f"\nReal clips without a family read at confidence >= 0.6: {len(sure_other)} of "
+               f"{len(other)} (before: {sum(r['before'].confidence >= 0.6 for r in other)}).")
+    out.append("\n### Every real clip\n")
+    out.append("| clip | truth | family | before | after (alternatives) | target |")
+    out.append("|---|---|---|---|---|---|")
+    for r in sorted(real + other, key=lambda r: r["name"]):
+        b, a = r["before"], r["after"]
+        target = a.key if a.confidence >= 0.5 else "electronic"
+        out.append(f"| {r['name'][:44]} | {(r.get('genre_truth') or '-')[:28]} | {r['family'] or '-'} | "
+                   f"{b.key} {b.confidence:.2f} | {reading(a)} | {target} |")
+    return "\n".join(out)
+
+
+def held_out(grid: str) -> str:
+    """The shipped model (fitted on the per-style renders and the real clips,
+    never on this grid) reading a built-in grid of the generator, defects included."""
+    from genre_corpus import grid_items
+    from genre_features import measured
+
+    old = main_detector()
+    rows = [{**i, "after": detect_genre(**i["inputs"]),
+             "before": old(**{k: i["inputs"][k] for k in OLD_ARGS})}
+            for i in measured(grid_items(grid)) if "inputs" in i]
+    out = [f"Held out: the `{grid}` grid ({len(rows)} tracks) read by the shipped model.\n"]
+    for which in ("before", "after"):
+        out.append(f"- {which}: {summary(rows, which)}")
+    out.append("\nConfusion, after:\n")
+    out.append(confusion(rows, "after"))
+    out.append("\nCalibration, after:\n")
+    out.append(calibration(rows, "after"))
+    return "\n".join(out)
+
+
+def _cpu(fn, repeat: int = 3) -> float:
+    """Least CPU seconds (this process) of `repeat` calls."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def speed() -> str:
+    """The groove's added CPU on the `speed` grid's 5-minute track: its reduction
+    inside the one short STFT pass, and measure_groove itself, against the
+    whole of extract() (one core: parallel=False)."""
+    from truth import render_grid
+
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.extract import extract
+    from trackgrade.engine.frames import short_freqs, short_reduced, short_stft_hop_s
+    from trackgrade.engine.groove import measure_groove
+    from trackgrade.engine.groove import short_reductions as groove_reductions
+    from trackgrade.engine.rhythm import measure_rhythm
+    from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
+    from trackgrade.engine.structure import short_reductions as structure_reductions
+
+    out, tracks = render_grid("speed")
+    path = out / tracks[0]["file"]
+    audio = decode(path.read_bytes(), file_name=path.name, parallel=False)
+    rate, x = audio.sample_rate, audio.samples
+    freqs, hop = short_freqs(rate), short_stft_hop_s(rate)
+    base = rhythm_reductions(freqs) + structure_reductions(freqs, hop)
+    without = _cpu(lambda: short_reduced(x, rate, base))
+    short = short_reduced(x, rate, base + groove_reductions(freqs))
+    with_groove = _cpu(lambda: short_reduced(x, rate, base + groove_reductions(freqs)))
+    beats = measure_rhythm(short, audio.duration_s).beat_times
+    groove = _cpu(lambda: measure_groove(short, beats))
+    total = _cpu(lambda: extract(audio, parallel=False))
+    added = max(with_groove - without, 0.0) + groove
+    return (f"5-minute track ({audio.duration_s:.0f} s, {path.name}), CPU seconds, best of 3, one core:\n"
+            f"- short STFT pass without / with the groove reduction: {without:.3f} / {with_groove:.3f}\n"
+            f"- measure_groove: {groove:.4f}\n"
+            f"- whole extract(): {total:.3f}; the groove adds {added:.3f} s ({100 * added / total:.1f} %)")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-style", type=int, default=8)
+    ap.add_argument("--grid")
+    ap.add_argument("--speed", action="store_true", help="only the CPU cost on the 5-minute track")
+    ap.add_argument("--held-out", metavar="GRID", help="only the shipped model on a built-in grid")
+    args = ap.parse_args()
+    if args.speed:
+        print(speed())
+    elif args.held_out:
+        print(held_out(args.held_out))
+    else:
+        print(report(readings(corpus(args.per_style, grid=args.grid))))

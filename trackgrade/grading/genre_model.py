@@ -1,0 +1,177 @@
+"""Which electronic family a track belongs to, from what defines a family.
+
+Families differ first in rhythm, then in tempo and sound
+(research/rhythm-patterns.md), so the reading rests on a handful of named
+features (`FEATURES`): the rhythm-pattern cues of engine/groove.py (kick on
+every beat or between them, snare on 3 or on 2 and 4, where the hats and the
+sub sit, how alike the bars are), the onsets per beat and the pulse's
+strength, and two band ratios (sub against bass, the top end); whether there
+is a pulse at all counts as a yes/no feature (`pulse`: per family the share of
+its items with one, smoothed). Tempo enters through the
+families' conventional ranges (genres.json `bpm_range`, `genres.tempo_fit`),
+not through the training items.
+
+The classifier is a Gaussian naive Bayes: per family, per feature a mean and
+a spread (genre_model.json, written by benchmarks/derive_genre_model.py from
+labelled synthetic renders and real clips; each spread shrunk toward the
+pooled within-family spread and floored so clean synthetic items do not make
+it overconfident). A family's log score is the sum of its features'
+Gaussian log densities (a feature not measured - no pulse, no whole bar -
+drops out) plus `tempo_weight` x log tempo fit; the scores are divided by
+`temperature` (fitted by cross-validation so that the confidences are
+calibrated) and turned into probabilities. Families without training items
+(`families` in the data lacks them) are never detected, only chosen.
+
+A probability says which family fits best, not that the track is typical of
+it: a drone or a lone kick drum is far from every family and still has a
+"best" one. `typicality` measures how far the track sits from the winning
+family (the chi-square tail of its summed squared z-scores): outside the
+family's TYPICAL_P region the confidence shrinks in proportion, so only a
+clear, typical track of a family reads high.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from trackgrade.engine.features import Features
+
+FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
+            "snare_one_per_bar", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
+            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db")
+GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_backbeat",
+               "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat")
+BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
+# Under this length no pulse found says little (two bars at 120 BPM): the
+# pulse features are then left out instead of counting as "none".
+PULSE_MIN_S = 4.0
+TYPICAL_P = 0.01                 # the family's 99 % region: inside it a track is typical
+
+
+def genre_inputs(f: Features) -> dict:
+    """Everything genre detection reads of a track, as plain JSON-able numbers."""
+    from trackgrade.grading.scores import low_cut_share   # scores imports genres
+    r = f.rhythm
+    return {"bpm": float(r.bpm), "bands": {k: float(v) for k, v in f.spectrum.bands_pct.items()},
+            "tempo_salient": bool(r.tempo_salient), "beat_strength": float(r.beat_strength),
+            "onset_rate": float(r.onset_rate), "crest_db": float(f.dynamics.crest_factor_db),
+            "low_cut": float(low_cut_share(f)), "duration_s": float(f.duration_s),
+            "timing_spread_ms": r.timing_spread_ms, "timed_onsets": int(r.timed_onsets),
+            "cues": None if f.groove is None else dict(f.groove.cues)}
+
+
+def feature_vector(inputs: dict) -> dict[str, float]:
+    """The model's features of `genre_inputs` (missing ones left out)."""
+    out = {}
+    bands = {k: float(v) for k, v in inputs["bands"].items()}
+    if all(math.isfinite(v) for v in bands.values()):
+        share = {k: max(v, BAND_SHARE_FLOOR) for k, v in bands.items()}
+        top = share["upper_mid"] + share["high"] + share["air"]
+        out["sub_vs_bass_db"] = 10.0 * math.log10(share["sub_bass"] / share["bass"])
+        out["top_db"] = 10.0 * math.log10(top / sum(share.values()))
+    duration = inputs.get("duration_s")
+    if inputs.get("tempo_salient") or duration is None or duration >= PULSE_MIN_S:
+        out["pulse"] = 1.0 if inputs.get("tempo_salient") else 0.0
+        out["beat_strength"] = float(inputs.get("beat_strength") or 0.0)
+    bpm = float(inputs.get("bpm") or 0.0)
+    if inputs.get("tempo_salient") and math.isfinite(bpm) and bpm > 0:
+        out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / bpm
+    for name, value in (inputs.get("cues") or {}).items():
+        if name in FEATURES:
+            out[name] = float(value)
+    # a measurement that is not a finite number says nothing (hostile input)
+    return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+@dataclass(frozen=True)
+class GenreModel:
+    families: tuple[str, ...]
+    features: tuple[str, ...]
+    mean: np.ndarray             # (families, features)
+    spread: np.ndarray           # (families, features), > 0
+    pulse: np.ndarray            # (families,) probability of a salient pulse, 0 < p < 1
+    tempo_weight: float
+    temperature: float
+    prototypes: dict = field(default_factory=dict)   # family -> cues of its clearest item
+
+    @classmethod
+    def from_data(cls, data: dict) -> "GenreModel":
+        fams, feats = tuple(data["families"]), tuple(data["features"])
+        mean = np.array([[data["mean"][k][n] for n in feats] for k in fams], dtype=float)
+        spread = np.array([[data["spread"][k][n] for n in feats] for k in fams], dtype=float)
+        pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
+        return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
+                   float(data["temperature"]), dict(data.get("prototypes", {})))
+
+    def to_data(self, **extra) -> dict:
+        return {"families": list(self.families), "features": list(self.features),
+                "mean": {k: {n: round(float(v), 4) for n, v in zip(self.features, row)}
+                         for k, row in zip(self.families, self.mean)},
+                "spread": {k: {n: round(float(v), 4) for n, v in zip(self.features, row)}
+                           for k, row in zip(self.families, self.spread)},
+                "pulse": {k: round(float(p), 4) for k, p in zip(self.families, self.pulse)},
+                "tempo_weight": self.tempo_weight, "temperature": self.temperature,
+                "prototypes": self.prototypes, **extra}
+
+
+@lru_cache(maxsize=1)
+def default_model() -> GenreModel:
+    text = resources.files("trackgrade.grading").joinpath("genre_model.json").read_text("utf-8")
+    return GenreModel.from_data(json.loads(text))
+
+
+def typical_cues(model: GenreModel, family: str) -> dict[str, float] | None:
+    """The rhythm-pattern cues of the family's clearest labelled item (the one
+    the model reads as the family most surely), or None when the model has no
+    items of it. Test mode gives canned tracks these."""
+    return dict(model.prototypes[family]) if family in model.prototypes else None
+
+
+def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
+    """(families,) unnormalised log scores: Gaussian log densities of the measured
+    features plus tempo_weight x `tempo_log_fit` (one per family)."""
+    idx = [i for i, n in enumerate(model.features) if n in features]
+    score = model.tempo_weight * np.asarray(tempo_log_fit, dtype=float)
+    if "pulse" in features:
+        score = score + np.log(model.pulse if features["pulse"] else 1.0 - model.pulse)
+    if idx:
+        x = np.array([features[model.features[i]] for i in idx])
+        mu, sd = model.mean[:, idx], model.spread[:, idx]
+        score = score + (-0.5 * ((x - mu) / sd) ** 2 - np.log(sd)).sum(axis=1)
+    return score
+
+
+def chi2_tail(x: float, dof: int) -> float:
+    """P(X >= x) for a chi-square variable of `dof` (>= 1) degrees of freedom:
+    the regularised upper incomplete gamma Q(dof/2, x/2), summed in closed form."""
+    h = max(float(x), 0.0) / 2.0
+    if dof % 2 == 0:
+        terms = [h ** i / math.factorial(i) for i in range(dof // 2)]
+        return float(min(1.0, math.exp(-h) * sum(terms)))
+    terms = [h ** (i - 0.5) / math.gamma(i + 0.5) for i in range(1, (dof + 1) // 2)]
+    return float(min(1.0, math.erfc(math.sqrt(h)) + math.exp(-h) * sum(terms)))
+
+
+def typicality(model: GenreModel, features: dict[str, float], family: int) -> float:
+    """0..1: 1 when the measured features lie inside the `family`'s TYPICAL_P
+    region (chi-square tail of the summed squared z-scores, one degree of
+    freedom per feature), falling in proportion to the tail probability outside it."""
+    idx = [i for i, n in enumerate(model.features) if n in features]
+    if not idx:
+        return 1.0
+    x = np.array([features[model.features[i]] for i in idx])
+    z2 = float((((x - model.mean[family, idx]) / model.spread[family, idx]) ** 2).sum())
+    return float(min(1.0, chi2_tail(z2, len(idx)) / TYPICAL_P))
+
+
+def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
+    """(families,) calibrated probabilities, summing to 1."""
+    s = log_scores(model, features, tempo_log_fit) / model.temperature
+    e = np.exp(s - s.max())
+    return e / e.sum()
