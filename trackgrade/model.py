@@ -98,6 +98,7 @@ class Frequency:
     ideal: FrequencyBands
     centroid_hz: float
     score: int
+    levels_db: FrequencyBands | None = None   # each band's long-term level, dB re full scale
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,57 @@ class FeedbackItem:
     type: str                        # "warn" | "tip" | "pass"
     category: str
     text: str
+
+
+@dataclass(frozen=True)
+class PlatformGain:
+    """What one streaming platform's loudness normalisation does to the track."""
+    platform: str                    # spotify, apple_music, youtube, ...
+    reference_lufs: float | None     # None: the platform does not normalise
+    gain_db: float                   # negative: turned down
+    peak_after_gain_dbtp: float
+    outcome: str                     # turned_down | unchanged | turned_up | turned_up_limited
+
+
+@dataclass(frozen=True)
+class MonoBand:
+    correlation: float               # left against right within the band, -1..1
+    mono_loss_db: float              # how much quieter the band is summed to mono
+
+
+@dataclass(frozen=True)
+class MonoBands:
+    sub_bass: MonoBand
+    bass: MonoBand
+    low_mid: MonoBand
+    mid: MonoBand
+    upper_mid: MonoBand
+    high: MonoBand
+    air: MonoBand
+
+
+@dataclass(frozen=True)
+class MonoCheck:
+    correlation: float
+    bands: MonoBands
+    low_end_mono: bool               # sub_bass and bass each lose less than 1 dB
+
+
+@dataclass(frozen=True)
+class CodecCheck:
+    codec: str                       # mp3 | aac | opus
+    bitrate_kbps: int
+    true_peak_dbtp: float            # after an in-memory encode and decode
+    true_peak_rise_db: float         # over the original's true peak
+    clips: bool                      # passes 0 dBTP
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """CONTRACT.md section 5, "Delivery checks"."""
+    platforms: tuple[PlatformGain, ...]
+    mono: MonoCheck
+    codecs: tuple[CodecCheck, ...] | None = None   # None unless a codec preview was asked for
 
 
 @dataclass(frozen=True)
@@ -241,6 +293,7 @@ class Analysis:
     energy: Energy
     diagnosis: Diagnosis
     feedback: tuple[FeedbackItem, ...]
+    delivery: Delivery | None = None
     extras: Extras = field(default_factory=Extras, compare=False)
     """Not part of the document: curves and facts the report and the
     narrative use (see `Extras`)."""
@@ -259,9 +312,14 @@ class Analysis:
         doc["tempo"]["alternatives"] = list(doc["tempo"]["alternatives"])
         if doc["key"] is not None:
             doc["key"]["alternatives"] = list(doc["key"]["alternatives"])
+        if doc["delivery"] is not None:
+            delivery = doc["delivery"]
+            delivery["platforms"] = list(delivery["platforms"])
+            if delivery["codecs"] is not None:
+                delivery["codecs"] = list(delivery["codecs"])
         order = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds",
                  "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
-                 "structure", "danceability", "energy", "diagnosis", "feedback")
+                 "structure", "danceability", "energy", "diagnosis", "feedback", "delivery")
         return {name: doc[name] for name in order}
 
     def with_diagnosis(self, diagnosis: Diagnosis) -> "Analysis":

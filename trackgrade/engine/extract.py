@@ -31,8 +31,10 @@ import numpy as np
 
 from trackgrade.engine.dynamics import measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
-from trackgrade.engine.frames import long_spectrum, short_freqs, short_reduced, short_stft_hop_s
+from trackgrade.engine.frames import (long_grid, long_spectrum, short_freqs, short_reduced,
+                                      short_stft_hop_s)
 from trackgrade.engine.loudness import measure_loudness
+from trackgrade.engine.mono import ChannelBands, measure_mono
 from trackgrade.engine.noise import measure_noise_floor
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
@@ -100,8 +102,11 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         watch.lap("short_stft")
         rhythm = measure_rhythm(short, duration)
         watch.lap("rhythm")
-        long = (long_spectrum(samples, rate, executor=pool) if parallel
-                else long_spectrum(samples, rate, workers=1))
+        # the long spectrum's own transforms also give each band's mono fold-down
+        channel_bands = (ChannelBands(*long_grid(rate, samples.shape[0]))
+                         if audio.channels >= 2 else None)
+        long = (long_spectrum(samples, rate, executor=pool, sink=channel_bands) if parallel
+                else long_spectrum(samples, rate, workers=1, sink=channel_bands))
         watch.lap("long_spectrum")
         # the loudness thread pins BLAS to one thread while it runs (a global
         # setting): join it first, so the spectrum's products are summed the
@@ -110,6 +115,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
     dynamics = measure_dynamics(samples, rate, loudness, gram=gram)
     watch.lap("dynamics_stereo")         # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
+    mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long)
     del long
     watch.lap("spectrum_tonal")
@@ -125,5 +131,5 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         loudness=loudness, dynamics=dynamics, stereo=stereo, spectrum=spectrum,
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
-        noise_floor=noise_floor, decoder_notes=audio.decoder_notes,
+        noise_floor=noise_floor, decoder_notes=audio.decoder_notes, mono=mono,
     )

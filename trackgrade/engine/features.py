@@ -73,12 +73,29 @@ class Stereo:
     correlation: float              # Pearson L/R, -1..1; 1.0 for mono
 
 
+@dataclass(frozen=True)
+class MonoFold:
+    """What summing the channels to mono does to each band (engine.mono)."""
+    correlation: float              # Pearson L/R over the whole file
+    band_correlation: dict          # BAND_NAMES -> L/R correlation within the band, -1..1
+    band_loss_db: dict              # BAND_NAMES -> dB quieter in mono, >= 0
+
+
+@dataclass(frozen=True)
+class CodecPeak:
+    """The true peak after an in-memory encode and decode (engine.codecs)."""
+    codec: str                      # mp3 | aac | opus
+    bitrate_kbps: int
+    true_peak_dbtp: float
+
+
 @dataclass(frozen=True, eq=False)
 class Spectrum:
     bands_pct: dict                 # BAND_NAMES -> percent, summing to 100
     centroid_hz: float
     band_energy_over_time: np.ndarray | None = None   # (frames, 7) dB, optional
     low_rolloff_hz: float = 20.0    # where the low end starts (spectrum.low_rolloff_hz)
+    band_levels_db: dict | None = None   # BAND_NAMES -> long-term level, dB re full scale
 
 
 @dataclass(frozen=True)
@@ -162,3 +179,5 @@ class Features:
     declared_duration_s: float | None = None         # what a truncated file's header promised
     decoder_notes: int = 0                           # the MP3 decoder's damaged-frame complaints
     noise_floor: NoiseFloor | None = None            # None when not measured
+    mono: MonoFold | None = None                     # None when not measured
+    codecs: tuple | None = None                      # tuple[CodecPeak, ...] when previewed, else None
