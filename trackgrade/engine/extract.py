@@ -80,13 +80,15 @@ class _Inline:
         return None
 
 
-def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
+def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool = False) -> Features:
     """Measure everything an Analysis reports from decoded audio.
 
     `parallel=False` keeps the whole analysis on one core (no second thread,
     single-threaded FFTs): for callers that run one analysis per core
     themselves, such as `trackgrade batch`'s worker processes. The results
-    are the same either way."""
+    are the same either way. `codec_preview` adds the true peak after an
+    MP3, AAC and Opus round trip of the loudest passages (engine.codecs,
+    loaded only then)."""
     samples, rate, duration = audio.samples, audio.sample_rate, audio.duration_s
     timings: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1) if parallel else _Inline() as pool:
@@ -124,6 +126,11 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
                                   curve_hop_s=loudness.curve_hop_s)
     noise_floor = measure_noise_floor(short)
     watch.lap("structure")
+    codecs = None
+    if codec_preview:
+        from trackgrade.engine.codecs import codec_peaks
+        codecs = codec_peaks(samples, rate, loudness)
+        watch.lap("codec_preview")
 
     return Features(
         duration_s=duration, sample_rate=rate, channels=audio.channels,
@@ -132,4 +139,5 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
         noise_floor=noise_floor, decoder_notes=audio.decoder_notes, mono=mono,
+        codecs=codecs,
     )

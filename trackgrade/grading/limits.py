@@ -57,6 +57,10 @@ STREAMING_LUFS = tuple((p.name, p.reference_lufs) for p in PLATFORMS if p.refere
 MONO_LOSS_WARN_DB = 3.0
 LOW_END_MONO_LOSS_DB = 1.0
 LOW_END_BANDS = ("sub_bass", "bass")
+# `trackgrade album`: a track this far from the album's median loudness, or a
+# band this far from the album's (loudness-matched) median, is an outlier.
+ALBUM_LOUDNESS_OUTLIER_LU = 1.0
+ALBUM_BAND_OUTLIER_DB = 2.0
 TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points
 
 # The low end: where the spectrum starts (engine spectrum.low_rolloff_hz). Real
