@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.cli.render import BAND_TITLES, PILLARS, score_style
+from trackgrade.cli.render import BAND_SHORT, BAND_TITLES, PILLARS, score_style
 from trackgrade.delivery.platforms import PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import MONO_LOSS_WARN_DB
@@ -123,17 +123,18 @@ def album_view(result: dict) -> Group:
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1),
                   title=f"Album: median loudness {result['median_lufs']:.1f} LUFS",
                   title_justify="left", title_style="bold")
-    table.add_column("file", justify="left")
+    table.add_column("file", justify="left", min_width=12, ratio=1)
     table.add_column("LUFS", justify="right", no_wrap=True)
-    table.add_column("gain to match", justify="right", no_wrap=True)
+    table.add_column("gain", justify="right", no_wrap=True)
     for band in BAND_NAMES:
-        table.add_column(BAND_TITLES[band], justify="right", no_wrap=True)
+        table.add_column(BAND_SHORT[band], justify="right", no_wrap=True)
     for t in result["tracks"]:
         name = Text(str(t["file"]), style="bold red" if t["outlier"] else "")
-        table.add_row(name, f"{t['lufs']:.1f}", f"{t['gain_to_match_db']:+.1f} dB",
+        table.add_row(name, f"{t['lufs']:.1f}", f"{t['gain_to_match_db']:+.1f}",
                       *(f"{t['band_offsets_db'][b]:+.1f}" for b in BAND_NAMES))
     outliers = [t for t in result["tracks"] if t["outlier"]]
-    lines = Text()
+    lines = Text("gain: dB to the album's median loudness; bands: dB against the album once "
+                 "loudness is matched\n", style="dim")
     if outliers:
         lines.append("Outliers\n", style="bold")
         for t in outliers:
