@@ -34,7 +34,7 @@ PLATFORMS = (
              "https://www.apple.com/apple-music/apple-digital-masters/docs/apple-digital-masters.pdf"),
     Platform("youtube", "YouTube", -14.0, False, None,
              "https://productionadvice.co.uk/youtube-music/"),
-    Platform("tidal", "TIDAL", -14.0, False, None,
+    Platform("tidal", "Tidal", -14.0, False, None,
              "https://meterplugs.com/blog/2016/10/07/tidal-adds-loudness-normalization.html"),
     Platform("amazon_music", "Amazon Music", -14.0, False, None,
              "https://www.sageaudio.com/blog/mastering/mastering-for-streaming-platform-loudness-and-normalization-explained.php"),

@@ -47,7 +47,7 @@ TRUE_PEAK_MAX_DBTP = {"master": -1.0, "pre-master": -3.0}
 PRE_MASTER_IDEAL_PEAK_DBTP = -6.0
 PRE_MASTER_LUFS = (-23.0, -14.0)
 PRE_MASTER_SEND_LUFS = -18.0
-STREAMING_REFERENCE_LUFS = -14.0     # Spotify, YouTube, TIDAL, Amazon Music
+STREAMING_REFERENCE_LUFS = -14.0     # Spotify, YouTube, Tidal, Amazon Music
 # (name, reference LUFS) of every platform that normalises (delivery.platforms.PLATFORMS)
 STREAMING_LUFS = tuple((p.name, p.reference_lufs) for p in PLATFORMS if p.reference_lufs is not None)
 

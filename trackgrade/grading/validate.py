@@ -25,7 +25,7 @@ FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rh
                        "structure", "key", "genre", "file")
 GRADE_BOUNDS = tuple((bound, letter) for bound, letter, _ in GRADE_TABLE)
 SCORE_FIELDS = ("score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
-                "structure", "danceability", "energy", "diagnosis", "feedback")
+                "structure", "danceability", "energy", "diagnosis", "feedback", "delivery")
 LIBRARY_FIELDS = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds") + SCORE_FIELDS
 ENVELOPE_FIELDS = ("object", "id", "status", "livemode", "external_id", "created_at",
                    "completed_at", "error")
@@ -171,8 +171,11 @@ def _scored(c: _Checker, doc: dict) -> None:
         if g["detected"] in genre_keys and g["name"] != genre_keys[g["detected"]]["name"]:
             c.fail("genre.name", f"{g['name']!r} is not the name of {g['detected']!r}")
         c.number(g["confidence"], "genre.confidence", 0, 1)
-    if c.obj(doc["frequency"], "frequency", ("bands", "ideal", "centroid_hz", "score")):
+    if c.obj(doc["frequency"], "frequency", ("bands", "ideal", "centroid_hz", "score", "levels_db")):
         fr = doc["frequency"]
+        if fr["levels_db"] is not None and c.obj(fr["levels_db"], "frequency.levels_db", BAND_NAMES):
+            for b in BAND_NAMES:
+                c.number(fr["levels_db"][b], f"frequency.levels_db.{b}", -120, 30)
         _bands(c, fr["bands"], "frequency.bands")
         _bands(c, fr["ideal"], "frequency.ideal")
         c.number(fr["centroid_hz"], "frequency.centroid_hz", 0, 24000)
@@ -205,6 +208,55 @@ def _scored(c: _Checker, doc: dict) -> None:
         c.number(doc["energy"]["rms_mean"], "energy.rms_mean", 0, 2)
         c.number(doc["energy"]["onset_rate"], "energy.onset_rate", 0, 100)
     _words(c, doc)
+    _delivery(c, doc["delivery"])
+
+
+PLATFORM_KEYS = ("spotify", "apple_music", "youtube", "tidal", "amazon_music", "deezer", "soundcloud")
+PLATFORM_OUTCOMES = ("turned_down", "unchanged", "turned_up", "turned_up_limited")
+
+
+def _delivery(c: _Checker, delivery) -> None:
+    """CONTRACT.md section 5, "Delivery checks" (null only for documents of older versions)."""
+    if delivery is None or not c.obj(delivery, "delivery", ("platforms", "mono", "codecs")):
+        return
+    platforms = delivery["platforms"]
+    if not isinstance(platforms, list) or [p.get("platform") for p in platforms
+                                           if isinstance(p, dict)] != list(PLATFORM_KEYS):
+        c.fail("delivery.platforms", f"expected one entry per platform {list(PLATFORM_KEYS)}")
+    for i, p in enumerate(platforms if isinstance(platforms, list) else ()):
+        path = f"delivery.platforms[{i}]"
+        if c.obj(p, path, ("platform", "reference_lufs", "gain_db", "peak_after_gain_dbtp", "outcome")):
+            if p["reference_lufs"] is not None:
+                c.number(p["reference_lufs"], f"{path}.reference_lufs", -40, 0)
+            c.number(p["gain_db"], f"{path}.gain_db", -200, 200)
+            c.number(p["peak_after_gain_dbtp"], f"{path}.peak_after_gain_dbtp", -400, 200)
+            c.string(p["outcome"], f"{path}.outcome", PLATFORM_OUTCOMES)
+    mono = delivery["mono"]
+    if c.obj(mono, "delivery.mono", ("correlation", "bands", "low_end_mono")):
+        c.number(mono["correlation"], "delivery.mono.correlation", -1, 1)
+        if not isinstance(mono["low_end_mono"], bool):
+            c.fail("delivery.mono.low_end_mono", "expected a boolean")
+        if c.obj(mono["bands"], "delivery.mono.bands", BAND_NAMES):
+            for b in BAND_NAMES:
+                path = f"delivery.mono.bands.{b}"
+                if c.obj(mono["bands"][b], path, ("correlation", "mono_loss_db")):
+                    c.number(mono["bands"][b]["correlation"], f"{path}.correlation", -1, 1)
+                    c.number(mono["bands"][b]["mono_loss_db"], f"{path}.mono_loss_db", 0, 60)
+    codecs = delivery["codecs"]
+    if codecs is None:
+        return
+    if not isinstance(codecs, list):
+        c.fail("delivery.codecs", "expected null or an array")
+        return
+    for i, k in enumerate(codecs):
+        path = f"delivery.codecs[{i}]"
+        if c.obj(k, path, ("codec", "bitrate_kbps", "true_peak_dbtp", "true_peak_rise_db", "clips")):
+            c.string(k["codec"], f"{path}.codec", ("mp3", "aac", "opus"))
+            c.integer(k["bitrate_kbps"], f"{path}.bitrate_kbps", 1, 1000)
+            c.number(k["true_peak_dbtp"], f"{path}.true_peak_dbtp", -200, 50)
+            c.number(k["true_peak_rise_db"], f"{path}.true_peak_rise_db", -200, 200)
+            if not isinstance(k["clips"], bool):
+                c.fail(f"{path}.clips", "expected a boolean")
 
 
 def _structure(c: _Checker, doc: dict) -> None:
