@@ -69,6 +69,7 @@ class Submission:
     mastering_status: str
     external_id: str | None
     genre: str | None = None         # grade against this profile (a key of GET /genres)
+    codec_preview: bool = False      # measure delivery.codecs too
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,8 @@ class Lifecycle:
             "livemode": caller.livemode, "created_at": isoformat(self.clock.now()),
             "status": "processing", "diagnosis_status": "pending",
             "external_id": sub.external_id, "file_name": sub.file_name,
-            "mastering_status": sub.mastering_status, "genre": sub.genre, "completed_at": None,
+            "mastering_status": sub.mastering_status, "genre": sub.genre,
+            "codec_preview": sub.codec_preview, "completed_at": None,
             "phase": "awaiting_upload", "upload_token_hash": token_hash(token),
             "upload_expires_at": now + self.upload_ttl, "credit_spent": False,
             "embed": False, "error": None,

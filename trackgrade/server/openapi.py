@@ -80,7 +80,11 @@ def schemas() -> dict:
                        "target": {"enum": [*GENRES, REFERENCE],
                                   "description": "the profile the scores were computed against"}}),
         "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
-                           "centroid_hz": _NUM, "score": _SCORE}),
+                           "centroid_hz": _NUM, "score": _SCORE,
+                           "levels_db": {"oneOf": [_ref("FrequencyBands"), {"type": "null"}],
+                                         "description": "each band's long-term level, dB re "
+                                                        "full scale"}},
+                          ("bands", "ideal", "centroid_hz", "score")),
         "mix": _obj({**{k: _NUM for k in ("loudness_lufs", "dynamic_range_db",
                                          "dynamic_complexity", "crest_factor_db", "peak_dbfs",
                                          "stereo_width", "stereo_correlation",
@@ -97,6 +101,22 @@ def schemas() -> dict:
                            "frequency": _NSTR, "mix": _NSTR, "danceability": _NSTR}),
         "feedback": {"type": "array", "items": _obj({"type": {"enum": ["warn", "tip", "pass"]},
                                                      "category": _STR, "text": _STR})},
+        "delivery": _obj({
+            "platforms": {"type": "array", "items": _obj({
+                "platform": {"enum": ["spotify", "apple_music", "youtube", "tidal",
+                                      "amazon_music", "deezer", "soundcloud"]},
+                "reference_lufs": {"type": ["number", "null"]}, "gain_db": _NUM,
+                "peak_after_gain_dbtp": _NUM,
+                "outcome": {"enum": ["turned_down", "unchanged", "turned_up",
+                                     "turned_up_limited"]}})},
+            "mono": _obj({"correlation": _NUM, "low_end_mono": {"type": "boolean"},
+                          "bands": _obj({b: _obj({"correlation": _NUM, "mono_loss_db": _NUM})
+                                         for b in BANDS})}),
+            "codecs": {"oneOf": [{"type": "array", "items": _obj({
+                "codec": {"enum": ["mp3", "aac", "opus"]}, "bitrate_kbps": _int(1),
+                "true_peak_dbtp": _NUM, "true_peak_rise_db": _NUM,
+                "clips": {"type": "boolean"}})}, {"type": "null"}],
+                "description": "null unless codec_preview was asked for"}}),
         "error": _ref("ErrorObject"),
     }
     return {
@@ -116,7 +136,12 @@ def schemas() -> dict:
                                                             "of GET /genres) instead of the "
                                                             "detected family"},
                                    "external_id": {"type": ["string", "null"],
-                                                   "maxLength": 255}}, ("file_name",)),
+                                                   "maxLength": 255},
+                                   "codec_preview": {"type": "boolean", "default": False,
+                                                     "description": "also measure the true peak "
+                                                                    "after MP3, AAC and Opus "
+                                                                    "(delivery.codecs)"}},
+                                  ("file_name",)),
                            "additionalProperties": False},
         "UploadTarget": _obj({"url": {"type": "string", "format": "uri"},
                               "method": {"const": "POST"}, "field": _STR, "token": _STR,
