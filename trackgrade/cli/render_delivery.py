@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trackgrade.cli.render import BAND_SHORT, BAND_TITLES, PILLARS, score_style
-from trackgrade.delivery.platforms import PLATFORM_NAMES
+from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import MONO_LOSS_WARN_DB
 from trackgrade.model import Delivery
@@ -41,8 +41,7 @@ def platforms_table(delivery: Delivery) -> Table:
 def mono_table(delivery: Delivery) -> Table:
     """Per band: the L/R correlation and what summing to mono costs."""
     mono = delivery.mono
-    title = (f"Mono fold-down (correlation {mono.correlation:+.2f}, low end "
-             f"{'mono' if mono.low_end_mono else 'NOT mono'})")
+    title = f"Mono (low end {'mono' if mono.low_end_mono else 'NOT mono'})"
     table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", title_style="bold",
                   padding=(0, 1))
     for name, justify in (("band", "left"), ("correlation", "right"), ("mono loss", "right")):
@@ -51,7 +50,7 @@ def mono_table(delivery: Delivery) -> Table:
         b = getattr(mono.bands, band)
         style = "bold red" if b.mono_loss_db >= MONO_LOSS_WARN_DB else ""
         table.add_row(BAND_TITLES[band], f"{b.correlation:+.2f}",
-                      Text(f"{-b.mono_loss_db:.1f} dB" if b.mono_loss_db else "0.0 dB", style=style))
+                      Text(f"{-b.mono_loss_db:+.1f} dB" if b.mono_loss_db else "0.0 dB", style=style))
     return table
 
 
@@ -65,10 +64,50 @@ def codecs_table(delivery: Delivery) -> Table | None:
                           ("clips", "left")):
         table.add_column(name, justify=justify, no_wrap=True)
     for c in delivery.codecs:
-        table.add_row(f"{c.codec.upper()} {c.bitrate_kbps} kbps", f"{c.true_peak_dbtp:+.1f} dBTP",
+        table.add_row(f"{CODEC_NAMES.get(c.codec, c.codec)} {c.bitrate_kbps} kbps",
+                      f"{c.true_peak_dbtp:+.1f} dBTP",
                       _signed(c.true_peak_rise_db),
                       Text("yes", style="bold red") if c.clips else Text("no", style="green"))
     return table
+
+
+def delivery_lines(delivery: Delivery | None) -> Text | None:
+    """The default screen's delivery summary: what the platforms do, the mono
+    fold-down and (when measured) the codecs, in three lines at most."""
+    if delivery is None:
+        return None
+    line = Text.assemble(("Streaming ", "bold"))
+    parts = []
+    for p in delivery.platforms:
+        if p.reference_lufs is None:
+            continue
+        mark = "*" if p.outcome == "turned_up_limited" else ""
+        parts.append(f"{PLATFORM_NAMES.get(p.platform, p.platform)} {p.gain_db:+.1f}{mark}")
+    line.append(" · ".join(parts) + " dB")
+    if any(p.outcome == "turned_up_limited" for p in delivery.platforms):
+        line.append("  (* raised only as far as its peak ceiling allows)", style="dim")
+    mono = delivery.mono
+    lost = [(b, getattr(mono.bands, b).mono_loss_db) for b in BAND_NAMES
+            if getattr(mono.bands, b).mono_loss_db >= MONO_LOSS_WARN_DB]
+    line.append("\n")
+    line.append("Mono ", style="bold")
+    line.append("low end mono" if mono.low_end_mono else "low end NOT mono",
+                style="green" if mono.low_end_mono else "bold red")
+    if lost:
+        line.append(" · loses " + ", ".join(f"{BAND_TITLES[b].lower()} {v:.1f} dB" for b, v in lost),
+                    style="red")
+    else:
+        worst = max(BAND_NAMES, key=lambda b: getattr(mono.bands, b).mono_loss_db)
+        line.append(f" · at most {getattr(mono.bands, worst).mono_loss_db:.1f} dB lost "
+                    f"({BAND_TITLES[worst].lower()})")
+    if delivery.codecs is not None:
+        line.append("\n")
+        line.append("Codecs ", style="bold")
+        for i, c in enumerate(delivery.codecs):
+            line.append(" · " if i else "")
+            line.append(f"{CODEC_NAMES.get(c.codec, c.codec)} {c.true_peak_dbtp:+.1f} dBTP",
+                        style="bold red" if c.clips else "")
+    return line
 
 
 def delivery_block(delivery: Delivery | None) -> Group | None:

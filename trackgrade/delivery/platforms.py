@@ -44,6 +44,8 @@ PLATFORMS = (
              "https://www.sageaudio.com/blog/mastering/mastering-for-streaming-platform-loudness-and-normalization-explained.php"),
 )
 PLATFORM_NAMES = {p.key: p.name for p in PLATFORMS}
+# display names of the codecs of the preview (engine.codecs.CODECS)
+CODEC_NAMES = {"mp3": "MP3", "aac": "AAC", "opus": "Opus"}
 
 
 def platform_gain(platform: Platform, loudness_lufs: float, true_peak_dbtp: float) -> PlatformGain:

@@ -80,6 +80,12 @@ class MonoFold:
     band_correlation: dict          # BAND_NAMES -> L/R correlation within the band, -1..1
     band_loss_db: dict              # BAND_NAMES -> dB quieter in mono, >= 0
 
+    @classmethod
+    def of_mono(cls) -> "MonoFold":
+        """A one-channel file: nothing to lose, every band correlation 1."""
+        return cls(correlation=1.0, band_correlation={name: 1.0 for name in BAND_NAMES},
+                   band_loss_db={name: 0.0 for name in BAND_NAMES})
+
 
 @dataclass(frozen=True)
 class CodecPeak:

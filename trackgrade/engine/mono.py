@@ -77,9 +77,7 @@ def band_correlation(left: np.ndarray, right: np.ndarray, cross: np.ndarray) -> 
 def measure_mono(bands: ChannelBands | None, weights: np.ndarray, correlation: float) -> MonoFold:
     """The per-band fold-down; `bands` None (a one-channel file) is mono: 0 dB, correlation 1."""
     if bands is None:
-        zeros = {name: 0.0 for name in BAND_NAMES}
-        return MonoFold(correlation=1.0, band_correlation={name: 1.0 for name in BAND_NAMES},
-                        band_loss_db=zeros)
+        return MonoFold.of_mono()
     left, right, cross = bands.totals(weights)
     return MonoFold(correlation=float(correlation),
                     band_correlation=dict(zip(BAND_NAMES, map(float, band_correlation(left, right, cross)))),

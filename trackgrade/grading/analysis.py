@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features
+from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features, MonoFold
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
 from trackgrade.grading.genres import (GENRES, LABELS, TIMING_MIN_ONSETS, GenreGuess, band_similarity,
@@ -18,7 +18,6 @@ from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.keys import open_key as open_key_for
 from trackgrade.delivery.checks import delivery_checks
-from trackgrade.engine.mono import measure_mono
 from trackgrade.model import (Analysis, CodecCheck, Danceability, Delivery, DanceabilityBreakdown, Diagnosis, Energy,
                               Extras, Frequency, FrequencyBands, GenreResult, KeyAlternative,
                               KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
@@ -250,7 +249,7 @@ def _delivery(f: Features, mix: Mix) -> Delivery:
                    true_peak_rise_db=_num(c.true_peak_dbtp - f.loudness.true_peak_dbtp, 1, -150.0, 150.0),
                    clips=bool(c.true_peak_dbtp > 0.0))
         for c in f.codecs)
-    fold = f.mono if f.mono is not None else measure_mono(None, np.ones(0), f.stereo.correlation)
+    fold = f.mono if f.mono is not None else MonoFold.of_mono()
     return delivery_checks(loudness_lufs=mix.loudness_lufs, true_peak_dbtp=mix.peak_dbfs,
                            mono=fold, codecs=codecs)
 

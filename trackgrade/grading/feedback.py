@@ -284,8 +284,10 @@ def _codec_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     clipping = [c for c in codecs or () if c.clips]
     if not clipping:
         return []
-    named = ", ".join(f"{c.codec.upper()} {c.bitrate_kbps} kbps {c.true_peak_dbtp:+.1f} dBTP"
-                      for c in clipping)
+    from trackgrade.delivery.platforms import CODEC_NAMES
+
+    named = ", ".join(f"{CODEC_NAMES.get(c.codec, c.codec)} {c.bitrate_kbps} kbps "
+                      f"{c.true_peak_dbtp:+.1f} dBTP" for c in clipping)
     worst = max(c.true_peak_dbtp for c in clipping)
     return [(15.0 + 5.0 * worst, FeedbackItem("warn", "mix", (
         f"After lossy encoding the true peak passes 0 dBTP and will clip on playback: {named}. "
