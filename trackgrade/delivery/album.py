@@ -39,8 +39,7 @@ def album(documents: list[dict], files: list[str] | None = None) -> dict:
                            f"album's median {median:.1f} LUFS: {gain:+.1f} dB matches it")
         for b in BAND_NAMES:
             if abs(offsets[b]) >= ALBUM_BAND_OUTLIER_DB:
-                reasons.append(f"{BAND_LABELS[b]} {offsets[b]:+.1f} dB against the album "
-                               f"(loudness matched)")
+                reasons.append(f"{BAND_LABELS[b]} {offsets[b]:+.1f} dB against the album")
         tracks.append({"file": file, "lufs": round(loud, 1) + 0.0, "gain_to_match_db": gain,
                        "band_offsets_db": offsets, "outlier": bool(reasons), "reasons": reasons})
     return {"median_lufs": round(median, 1) + 0.0, "tracks": tracks}
