@@ -11,7 +11,7 @@ the mean of the channel energies (E_L + E_R) / 2 (CONTRACT.md section 5):
 0 dB and correlation 1 for a mono band, 3 dB for two unrelated channels, large
 for anti-phase. `ChannelBands` collects the per-frame band sums while
 `frames.long_spectrum` transforms each channel (no second FFT pass): one
-reduction of each frame's spectra to seven numbers per channel pair.
+sum over each block's frames, then one reduction to seven numbers per block.
 """
 
 from __future__ import annotations
@@ -19,42 +19,64 @@ from __future__ import annotations
 import numpy as np
 
 from trackgrade.engine.features import BAND_NAMES, MonoFold
-from trackgrade.engine.spectrum import band_sums
+from trackgrade.engine.spectrum import band_bins, band_sums
 
 MAX_MONO_LOSS_DB = 60.0         # reported for a band that cancels completely
 _SILENT = 1e-20                 # band energy below which a band counts as silent
 
 
 class ChannelBands:
-    """Per long-spectrum frame and band: the left and right power and the real
-    cross-spectrum of the first two channels. Rows are written by whichever
-    thread transforms the frame (disjoint rows: the totals do not depend on
-    the threads)."""
+    """Per block of long-spectrum frames (one FFT call of one channel): the
+    left and right band energies and the band sums of the real cross-spectrum
+    of the first two channels, each summed over the block's frames first (one
+    band reduction per block, not per frame). Blocks are keyed by their first
+    frame and added in frame order, so the totals do not depend on which
+    thread transformed which block."""
 
     def __init__(self, freqs: np.ndarray, frames: int) -> None:
         self.freqs = freqs
-        shape = (frames, len(BAND_NAMES))
-        self.left, self.right, self.cross = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self.frames = frames
+        self._bins = band_bins(freqs)
+        self._blocks: dict[int, list] = {}
         self._pending: dict[int, np.ndarray] = {}
+
+    def _bands(self, per_bin: np.ndarray) -> np.ndarray:
+        return band_sums(per_bin.astype(np.float64)[None, :], self.freqs)[0]
 
     def take(self, frame: int, channel: int, spectrum: np.ndarray, power: np.ndarray) -> None:
         """One block of frames' transforms (rows from `frame` on) of `channel` (0 or 1)."""
-        rows = slice(frame, frame + spectrum.shape[0])
-        sums = band_sums(np.asarray(power, dtype=np.float64), self.freqs)
+        energy = self._bands(power.sum(axis=0))
         if channel == 0:
-            self.left[rows] = sums
             self._pending[frame] = spectrum            # a fresh array from the FFT
+            self._blocks[frame] = [energy, None, None]
             return
-        self.right[rows] = sums
         left = self._pending.pop(frame)
-        cross = left.real * spectrum.real
-        cross += left.imag * spectrum.imag
-        self.cross[rows] = band_sums(cross.astype(np.float64), self.freqs)
+        # Re(L conj R) = re*re + im*im: the interleaved float views multiplied
+        # and summed over the block's frames in one contiguous pass
+        # Re(L conj R) = re*re + im*im: per band, the interleaved float views
+        # multiplied and summed along each frame's contiguous bins
+        lf, rf = _floats(left), _floats(spectrum)
+        cross = np.zeros(len(BAND_NAMES))
+        for band, lo, hi in self._bins:
+            cross[band] = np.einsum("fb,fb->f", lf[:, 2 * lo:2 * hi],
+                                    rf[:, 2 * lo:2 * hi]).sum(dtype=np.float64)
+        block = self._blocks[frame]
+        block[1], block[2] = energy, cross
 
     def totals(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(7,) E_L, E_R and C over the frames, each frame weighted (see
-        `Spectrogram.frame_weights`)."""
-        return weights @ self.left, weights @ self.right, weights @ self.cross
+        """(7,) E_L, E_R and C over the frames, each block weighted by its first
+        frame's weight (see `Spectrogram.frame_weights`: only the zero-padded
+        tail frame, a block of its own, weighs less than 1)."""
+        out = np.zeros((3, len(BAND_NAMES)))
+        for first in sorted(self._blocks):
+            out += weights[first] * np.asarray(self._blocks[first])
+        return out[0], out[1], out[2]
+
+
+def _floats(spectrum: np.ndarray) -> np.ndarray:
+    """A C-contiguous complex (frames, bins) array as (frames, 2 * bins) floats (re, im, ...)."""
+    spectrum = np.ascontiguousarray(spectrum)
+    return spectrum.view(np.float32 if spectrum.dtype == np.complex64 else np.float64)
 
 
 def mono_loss_db(left: np.ndarray, right: np.ndarray, cross: np.ndarray) -> np.ndarray:

@@ -122,6 +122,14 @@ def _band_segments(n_bins: int, bin_hz: float, nyquist: float) -> tuple[np.ndarr
     return bands, starts, hi
 
 
+def band_bins(freqs: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+    """(band number, first bin, end bin) of every band with bins below Nyquist."""
+    bins = float(freqs[1] - freqs[0]) if freqs.size > 1 else 1.0
+    bands, starts, hi = _band_segments(int(freqs.size), bins, float(freqs[-1]))
+    ends = list(starts[1:]) + [hi]
+    return tuple((int(b), int(lo), int(end)) for b, lo, end in zip(bands, starts, ends))
+
+
 def band_sums(values: np.ndarray, freqs: np.ndarray) -> np.ndarray:
     """(rows, 7) sums of a (rows, bins) array over each band's bins (bands
     with no bins below Nyquist are 0), float64 for float64 input."""
