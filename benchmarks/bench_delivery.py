@@ -53,7 +53,7 @@ def hot(samples: np.ndarray) -> np.ndarray:
     return (samples * (10 ** (-0.1 / 20) / peak)).astype(np.float32) if peak > 0 else samples
 
 
-def agreement(limit: int | None) -> None:
+def agreement(limit: int | None, stride: int = 1) -> None:
     from trackgrade.engine.codecs import CODECS, codec_peaks, passages
     from trackgrade.engine.decode import decode
     from trackgrade.engine.loudness import measure_loudness
@@ -61,7 +61,7 @@ def agreement(limit: int | None) -> None:
 
     items = [(r["file"], Path(r["path"])) for r in real_manifest()
              if r["variant"] == "original" and r["category"] != "edge-case"]
-    items = items[:limit] if limit else items
+    items = items[::stride][:limit] if limit else items[::stride]
     items.append(("speed_techno_5min.wav", speed_track()))
     rows = []
     for name, path in items:
@@ -194,10 +194,11 @@ def main() -> None:
     parser.add_argument("what", choices=("agreement", "speed", "mono"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="agreement: first N clips only")
+    parser.add_argument("--stride", type=int, default=1, help="agreement: every Nth clip only")
     parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
     args = parser.parse_args()
     if args.what == "agreement":
-        agreement(args.limit)
+        agreement(args.limit, args.stride)
     elif args.what == "speed":
         speed(args.rounds, args.baseline)
     else:
