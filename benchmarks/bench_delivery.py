@@ -57,6 +57,7 @@ def agreement(limit: int | None, stride: int = 1) -> None:
     from trackgrade.engine.codecs import CODECS, codec_peaks, passages
     from trackgrade.engine.decode import decode
     from trackgrade.engine.loudness import measure_loudness
+    from trackgrade.errors import TrackgradeError
     from truth import real_manifest
 
     items = [(r["file"], Path(r["path"])) for r in real_manifest()
@@ -64,8 +65,13 @@ def agreement(limit: int | None, stride: int = 1) -> None:
     items = items[::stride][:limit] if limit else items[::stride]
     items.append(("speed_techno_5min.wav", speed_track()))
     rows = []
+    skipped = []
     for name, path in items:
-        audio = decode(path.read_bytes(), file_name=path.name)
+        try:
+            audio = decode(path.read_bytes(), file_name=path.name)
+        except TrackgradeError as exc:              # formats the service does not take
+            skipped.append(f"{name}: {exc.message}")
+            continue
         x = hot(audio.samples)
         loud = measure_loudness(x, audio.sample_rate)
         t0 = time.process_time()
@@ -83,7 +89,7 @@ def agreement(limit: int | None, stride: int = 1) -> None:
                             "diff": round(q.true_peak_dbtp - w.true_peak_dbtp, 2)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    summary = {"items": len(rows)}
+    summary = {"items": len(rows), "skipped": skipped}
     for codec, *_ in CODECS:
         diffs = [r[codec]["diff"] for r in rows]
         rises = [r[codec]["whole"] - r["true_peak"] for r in rows]
