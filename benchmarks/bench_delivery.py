@@ -53,7 +53,7 @@ def hot(samples: np.ndarray) -> np.ndarray:
     return (samples * (10 ** (-0.1 / 20) / peak)).astype(np.float32) if peak > 0 else samples
 
 
-def agreement(limit: int | None, stride: int = 1) -> None:
+def agreement(limit: int | None, stride: int = 1, offset: int = 0) -> None:
     from trackgrade.engine.codecs import CODECS, codec_peaks, passages
     from trackgrade.engine.decode import decode
     from trackgrade.engine.loudness import measure_loudness
@@ -62,7 +62,7 @@ def agreement(limit: int | None, stride: int = 1) -> None:
 
     items = [(r["file"], Path(r["path"])) for r in real_manifest()
              if r["variant"] == "original" and r["category"] != "edge-case"]
-    items = items[::stride][:limit] if limit else items[::stride]
+    items = items[offset::stride][:limit] if limit else items[offset::stride]
     items.append(("speed_techno_5min.wav", speed_track()))
     rows = []
     skipped = []
@@ -201,10 +201,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="agreement: first N clips only")
     parser.add_argument("--stride", type=int, default=1, help="agreement: every Nth clip only")
+    parser.add_argument("--offset", type=int, default=0, help="agreement: starting at this clip")
     parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
     args = parser.parse_args()
     if args.what == "agreement":
-        agreement(args.limit, args.stride)
+        agreement(args.limit, args.stride, args.offset)
     elif args.what == "speed":
         speed(args.rounds, args.baseline)
     else:

@@ -4,6 +4,7 @@ import os
 import tempfile
 
 import numpy as np
+import pytest
 from scipy.signal import butter, sosfilt
 
 from tests.delivery.signals import RATE, club_loop, gained, wav_bytes
@@ -12,7 +13,7 @@ from trackgrade.engine.loudness import measure_loudness
 from trackgrade.pipeline import analyze
 
 
-def limited_bright_master(seconds: float = 16.0) -> np.ndarray:
+def limited_bright_master(seconds: float = 24.0) -> np.ndarray:
     """A bright, loud master: a quiet intro, then a drop whose hats and noise
     are boosted and soft-limited under -0.3 dBFS (the codecs overshoot it)."""
     x = club_loop(seconds, seed=7).astype(np.float64)
@@ -25,6 +26,7 @@ def limited_bright_master(seconds: float = 16.0) -> np.ndarray:
     return (ceiling * np.tanh(x / ceiling)).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_the_passages_agree_with_a_whole_track_encode_within_half_a_db():
     x = limited_bright_master()
     loudness = measure_loudness(x, RATE)

@@ -8,9 +8,10 @@ and packets in memory. PyAV is imported only here, and only when a preview
 is asked for.
 
 To stay fast the round trip covers the loudest passages (`passages`): the
-PASSAGES windows of PASSAGE_S with the highest short-term loudness and the
-window holding the highest sample peak, each encoded on its own with MARGIN_S
-of context either side.
+PASSAGES windows of PASSAGE_S with the highest short-term loudness, the
+window holding the highest sample peak and the first window (a whole-track
+encode starts cold there), each encoded on its own with MARGIN_S of context
+either side.
 benchmarks/codec_preview.py shows the figure agrees with an encode of the
 whole track within 0.5 dB.
 """
@@ -39,13 +40,14 @@ def _codec_rate(codec: str, rate: int) -> int:
 def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[int, int]]:
     """[start, end) sample spans of the windows to encode, in time order, each
     with MARGIN_S of context on both sides (clipped to the track): the
-    PASSAGES windows of PASSAGE_S with the highest mean short-term loudness
-    and the window holding the highest sample peak; one span, the whole
-    track, when it is no longer than those windows together."""
+    PASSAGES windows of PASSAGE_S with the highest mean short-term loudness,
+    the window holding the highest sample peak and the first window (where a
+    whole-track encode starts cold); one span, the whole track, when it is no
+    longer than those windows together."""
     n = samples.shape[0]
     win, margin = int(PASSAGE_S * rate), int(MARGIN_S * rate)
     count = n // win
-    if count <= PASSAGES + 1:
+    if count <= PASSAGES + 2:
         return [(0, n)]
     curve = np.asarray(loudness.short_term_lufs, dtype=np.float64)
     per = max(1, int(round(PASSAGE_S / loudness.curve_hop_s)))
@@ -56,6 +58,7 @@ def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[i
         chosen.update(int(i) for i in np.argsort(-level, kind="stable")[:PASSAGES])
     peak_frame = int(np.argmax(np.max(np.abs(samples), axis=1)))
     chosen.add(min(peak_frame // win, count - 1))
+    chosen.add(0)        # the encoder starts cold against the first hit: its own overshoot
     return [(max(i * win - margin, 0), min((i + 1) * win + margin, n)) for i in sorted(chosen)]
 
 
