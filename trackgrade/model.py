@@ -1,39 +1,80 @@
-"""The Analysis document of spec section 2, as frozen dataclasses.
+"""The Analysis document of spec section 2, as frozen dataclasses: the one
+home of the document's shape.
 
 `Analysis` holds what the library computes (scores, measurements, words).
 The server adds its own envelope fields (`object`, `id`, `status`,
 `livemode`, `external_id`, `created_at`, `completed_at`, `error`) around
 `Analysis.to_dict()`; the CLI prints `to_dict()` as it is.
+
+Each field's annotation is its JSON type; `spec(...)` adds what the type
+cannot say (range, rounding, the vocabulary it is drawn from, array sizes).
+trackgrade/document.py derives the served OpenAPI schema and the document
+checker from these, so a new field is written here once.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 
 from trackgrade.engine.features import BAND_NAMES
+from trackgrade.keys import SCALES
+
+FEEDBACK_TYPES = ("warn", "tip", "pass")
+FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",
+                       "structure", "key", "genre", "file")
+DIAGNOSIS_STATUSES = ("pending", "ready")
+RESULT_FROM = "score"      # Analysis fields from this one on exist only on a complete analysis
+
+
+def spec(*, lo: float | None = None, hi: float | None = None, decimals: int | None = None,
+         choices: str | tuple | None = None, min_items: int | None = None,
+         max_items: int | None = None, description: str | None = None,
+         document: bool = True, default=MISSING, default_factory=MISSING, **extra):
+    """A field with the rules its type cannot carry (read by trackgrade/document.py):
+    `lo`/`hi` an inclusive range, `decimals` the rounding, `choices` the allowed
+    values (a tuple, or the name of a vocabulary document.py looks up), array
+    sizes, a description for the OpenAPI document; `document=False` keeps a
+    field out of the document. `extra` is kept for the code that owns it."""
+    rules = {"lo": lo, "hi": hi, "decimals": decimals, "choices": choices,
+             "min_items": min_items, "max_items": max_items, "description": description,
+             **extra}
+    metadata = {k: v for k, v in rules.items() if v is not None}
+    if not document:
+        metadata["document"] = False
+    return field(default=default, default_factory=default_factory, metadata=metadata)
+
+
+def pct(**rules):
+    """An integer score 0-100."""
+    return spec(lo=0, hi=100, **rules)
+
+
+def unit(**rules):
+    """A number 0-1 (confidences, regularity, width)."""
+    return spec(lo=0, hi=1, **rules)
 
 
 @dataclass(frozen=True)
 class Grade:
-    letter: str
-    label: str
+    letter: str = spec(choices="grade_letters")
+    label: str = spec()
 
 
 @dataclass(frozen=True)
 class Scores:
-    hit_potential: int
-    danceability: int
-    mix_quality: int
-    frequency_balance: int
-    energy: int
-    structure: int
+    hit_potential: int = pct(description="the headline score (equals `score`)")
+    danceability: int = pct()
+    mix_quality: int = pct()
+    frequency_balance: int = pct()
+    energy: int = pct()
+    structure: int = pct()
 
 
 @dataclass(frozen=True)
 class TempoAlternative:
-    bpm: float
-    relation: str                    # half, double, two_thirds, three_halves, ...
-    confidence: float
+    bpm: float = spec(lo=0, hi=400)
+    relation: str = spec(choices="tempo_relations")
+    confidence: float = unit()
 
     @classmethod
     def from_reading(cls, reading) -> "TempoAlternative":
@@ -44,48 +85,49 @@ class TempoAlternative:
 
 @dataclass(frozen=True)
 class Tempo:
-    bpm: float
-    regularity: float
-    confidence: float = 0.0          # how clearly one steady pulse is present
-    alternatives: tuple[TempoAlternative, ...] = ()
+    bpm: float = spec(lo=0, hi=300, decimals=1)
+    regularity: float = unit()
+    confidence: float = unit(default=0.0, description="how clearly one steady pulse is present")
+    alternatives: tuple[TempoAlternative, ...] = spec(default=(), max_items=3)
 
 
 @dataclass(frozen=True)
 class KeyAlternative:
-    key: str
-    scale: str
-    camelot: str
-    open_key: str
-    confidence: float
+    key: str = spec(choices="tonics")
+    scale: str = spec(choices=SCALES)
+    camelot: str = spec()
+    open_key: str = spec()
+    confidence: float = unit()
 
 
 @dataclass(frozen=True)
 class KeyResult:
-    key: str
-    scale: str
-    camelot: str
-    open_key: str                    # Open Key notation: C major 1d, A minor 1m
-    confidence: float
-    alternatives: tuple[KeyAlternative, ...] = ()
+    key: str = spec(choices="tonics")
+    scale: str = spec(choices=SCALES)
+    camelot: str = spec()
+    open_key: str = spec(description="Open Key notation: C major 1d, A minor 1m")
+    confidence: float = unit()
+    alternatives: tuple[KeyAlternative, ...] = spec(default=(), max_items=2)
 
 
 @dataclass(frozen=True)
 class GenreResult:
-    detected: str
-    name: str
-    confidence: float
-    target: str = ""                 # the profile the scores used: a genre key or "reference"
+    detected: str = spec(choices="genre_keys")
+    name: str = spec()
+    confidence: float = unit()
+    target: str = spec(default="", choices="genre_targets",
+                       description="the profile the scores were computed against")
 
 
 @dataclass(frozen=True)
 class FrequencyBands:
-    sub_bass: float
-    bass: float
-    low_mid: float
-    mid: float
-    upper_mid: float
-    high: float
-    air: float
+    sub_bass: float = spec(lo=0, hi=100, decimals=2)
+    bass: float = spec(lo=0, hi=100, decimals=2)
+    low_mid: float = spec(lo=0, hi=100, decimals=2)
+    mid: float = spec(lo=0, hi=100, decimals=2)
+    upper_mid: float = spec(lo=0, hi=100, decimals=2)
+    high: float = spec(lo=0, hi=100, decimals=2)
+    air: float = spec(lo=0, hi=100, decimals=2)
 
     @classmethod
     def from_mapping(cls, values) -> "FrequencyBands":
@@ -93,94 +135,117 @@ class FrequencyBands:
 
 
 @dataclass(frozen=True)
+class BandLevels:
+    """Each band's long-term level in dB re a full-scale sine in one channel."""
+    sub_bass: float = spec(lo=-120, hi=30, decimals=2)
+    bass: float = spec(lo=-120, hi=30, decimals=2)
+    low_mid: float = spec(lo=-120, hi=30, decimals=2)
+    mid: float = spec(lo=-120, hi=30, decimals=2)
+    upper_mid: float = spec(lo=-120, hi=30, decimals=2)
+    high: float = spec(lo=-120, hi=30, decimals=2)
+    air: float = spec(lo=-120, hi=30, decimals=2)
+
+    @classmethod
+    def from_mapping(cls, values) -> "BandLevels":
+        return cls(**{name: float(values[name]) for name in BAND_NAMES})
+
+
+@dataclass(frozen=True)
 class Frequency:
     bands: FrequencyBands
     ideal: FrequencyBands
-    centroid_hz: float
-    score: int
-    levels_db: FrequencyBands | None = None   # each band's long-term level, dB re full scale
+    centroid_hz: float = spec(lo=0, hi=24000)
+    score: int = pct()
+    levels_db: BandLevels | None = spec(
+        default=None, description="each band's long-term level, dB re a full-scale sine "
+                                  "(absolute: a +3 dB gain raises every band by 3)")
 
 
 @dataclass(frozen=True)
 class Mix:
-    loudness_lufs: float
-    dynamic_range_db: float
-    dynamic_complexity: float
-    crest_factor_db: float
-    peak_dbfs: float
-    stereo_width: float
-    stereo_correlation: float
-    clipping_pct: float
-    score: int
+    loudness_lufs: float = spec(lo=-120, hi=10, decimals=1)
+    dynamic_range_db: float = spec(lo=0, hi=100)
+    dynamic_complexity: float = spec(lo=0, hi=100)
+    crest_factor_db: float = spec(lo=0, hi=200)
+    peak_dbfs: float = spec(lo=-200, hi=30)
+    stereo_width: float = unit()
+    stereo_correlation: float = spec(lo=-1, hi=1)
+    clipping_pct: float = spec(lo=0, hi=100)
+    score: int = pct()
 
 
 @dataclass(frozen=True)
 class StructureSection:
-    start: float
-    end: float
-    label: str
-    energy: int
+    start: float = spec(lo=0)
+    end: float = spec(lo=0)
+    label: str = spec(choices="section_labels")
+    energy: int = pct()
 
 
 @dataclass(frozen=True)
 class StructureResult:
-    sections: tuple[StructureSection, ...]
-    score: int
+    sections: tuple[StructureSection, ...] = spec(min_items=1)
+    score: int = pct()
 
 
 @dataclass(frozen=True)
 class DanceabilityBreakdown:
-    tempo_fitness: int
-    beat_strength: int
-    rhythmic_energy: int
-    bass_presence: int
-    groove_clarity: int
-    engine_dance: int
+    """The parts of the danceability pillar; `weight` is each part's share of it
+    (grading.scores.DANCE_WEIGHTS reads them from here)."""
+    tempo_fitness: int = pct(weight=0.15)
+    beat_strength: int = pct(weight=0.20)
+    rhythmic_energy: int = pct(weight=0.15)
+    bass_presence: int = pct(weight=0.20)
+    groove_clarity: int = pct(weight=0.15)
+    engine_dance: int = pct(weight=0.15)
 
 
 @dataclass(frozen=True)
 class Danceability:
     breakdown: DanceabilityBreakdown
-    score: int
+    score: int = pct()
 
 
 @dataclass(frozen=True)
 class Energy:
-    score: int
-    rms_mean: float
-    onset_rate: float
+    score: int = pct()
+    rms_mean: float = spec(lo=0, hi=2)
+    onset_rate: float = spec(lo=0, hi=100)
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    status: str                      # "pending" (template) | "ready" (enhanced)
-    summary: str
-    frequency: str | None
-    mix: str | None
-    danceability: str | None
+    status: str = spec(choices=DIAGNOSIS_STATUSES,
+                       description="pending (template) or ready (enhanced)")
+    summary: str = spec()
+    frequency: str | None = spec()
+    mix: str | None = spec()
+    danceability: str | None = spec()
 
 
 @dataclass(frozen=True)
 class FeedbackItem:
-    type: str                        # "warn" | "tip" | "pass"
-    category: str
-    text: str
+    type: str = spec(choices=FEEDBACK_TYPES)
+    category: str = spec(choices=FEEDBACK_CATEGORIES)
+    text: str = spec()
 
 
 @dataclass(frozen=True)
 class PlatformGain:
     """What one streaming platform's loudness normalisation does to the track."""
-    platform: str                    # spotify, apple_music, youtube, ...
-    reference_lufs: float | None     # None: the platform does not normalise
-    gain_db: float                   # negative: turned down
-    peak_after_gain_dbtp: float
-    outcome: str                     # turned_down | unchanged | turned_up | turned_up_limited
+    platform: str = spec(choices="platforms")
+    reference_lufs: float | None = spec(lo=-40, hi=0,
+                                        description="null: the platform does not normalise")
+    gain_db: float = spec(lo=-200, hi=200, decimals=1, description="negative: turned down")
+    peak_after_gain_dbtp: float = spec(lo=-400, hi=200, decimals=1)
+    outcome: str = spec(choices="platform_outcomes")
 
 
 @dataclass(frozen=True)
 class MonoBand:
-    correlation: float               # left against right within the band, -1..1
-    mono_loss_db: float              # how much quieter the band is summed to mono
+    correlation: float = spec(lo=-1, hi=1, description="left against right within the band")
+    mono_loss_db: float = spec(lo=0, hi=60, decimals=1,
+                               description="how much quieter the band is summed to mono")
 
 
 @dataclass(frozen=True)
@@ -196,26 +261,29 @@ class MonoBands:
 
 @dataclass(frozen=True)
 class MonoCheck:
-    correlation: float
+    correlation: float = spec(lo=-1, hi=1)
     bands: MonoBands
-    low_end_mono: bool               # sub_bass and bass each lose less than 1 dB
+    low_end_mono: bool = spec(description="sub_bass and bass each lose less than 1 dB")
 
 
 @dataclass(frozen=True)
 class CodecCheck:
-    codec: str                       # mp3 | aac | opus
-    bitrate_kbps: int
-    true_peak_dbtp: float            # after an in-memory encode and decode
-    true_peak_rise_db: float         # over the original's true peak
-    clips: bool                      # passes 0 dBTP
+    codec: str = spec(choices="codecs")
+    bitrate_kbps: int = spec(lo=1, hi=1000)
+    true_peak_dbtp: float = spec(lo=-200, hi=50, decimals=1,
+                                 description="after an in-memory encode and decode")
+    true_peak_rise_db: float = spec(lo=-200, hi=200, decimals=1,
+                                    description="over the original's true peak")
+    clips: bool = spec(description="passes 0 dBTP")
 
 
 @dataclass(frozen=True)
 class Delivery:
     """CONTRACT.md section 5, "Delivery checks"."""
-    platforms: tuple[PlatformGain, ...]
+    platforms: tuple[PlatformGain, ...] = spec(min_items=7, max_items=7)
     mono: MonoCheck
-    codecs: tuple[CodecCheck, ...] | None = None   # None unless a codec preview was asked for
+    codecs: tuple[CodecCheck, ...] | None = spec(
+        default=None, description="null unless a codec preview was asked for")
 
 
 @dataclass(frozen=True)
@@ -276,15 +344,16 @@ _EXTRAS_FIELDS = frozenset(f.name for f in fields(Extras))
 
 @dataclass(frozen=True)
 class Analysis:
-    """The library's part of an Analysis document (spec 2.1)."""
-    file_name: str
-    mastering_status: str
-    duration_seconds: float
-    score: int
+    """The library's part of an Analysis document (spec 2.1). The document
+    adds `diagnosis_status` (the diagnosis's status) after `mastering_status`."""
+    file_name: str = spec()
+    mastering_status: str = spec(choices="mastering_statuses")
+    duration_seconds: float = spec(lo=0, hi=20 * 60 + 1)
+    score: int = pct(description="the headline hit-potential score")
     grade: Grade
     scores: Scores
     tempo: Tempo
-    key: KeyResult | None
+    key: KeyResult | None = spec(description="null for drums only, noise and silence")
     genre: GenreResult
     frequency: Frequency
     mix: Mix
@@ -292,9 +361,11 @@ class Analysis:
     danceability: Danceability
     energy: Energy
     diagnosis: Diagnosis
-    feedback: tuple[FeedbackItem, ...]
-    delivery: Delivery | None = None
-    extras: Extras = field(default_factory=Extras, compare=False)
+    feedback: tuple[FeedbackItem, ...] = spec()
+    delivery: Delivery | None = spec(
+        default=None, description="delivery checks (CONTRACT.md section 5); null only in "
+                                  "documents of versions before them")
+    extras: Extras = field(default_factory=Extras, compare=False, metadata={"document": False})
     """Not part of the document: curves and facts the report and the
     narrative use (see `Extras`)."""
 
@@ -304,26 +375,32 @@ class Analysis:
 
     def to_dict(self) -> dict:
         """The document fields, JSON-ready, in spec order."""
-        doc = asdict(self)
-        doc.pop("extras")
-        doc["diagnosis_status"] = self.diagnosis.status
-        doc["structure"]["sections"] = list(doc["structure"]["sections"])
-        doc["feedback"] = list(doc["feedback"])
-        doc["tempo"]["alternatives"] = list(doc["tempo"]["alternatives"])
-        if doc["key"] is not None:
-            doc["key"]["alternatives"] = list(doc["key"]["alternatives"])
-        if doc["delivery"] is not None:
-            delivery = doc["delivery"]
-            delivery["platforms"] = list(delivery["platforms"])
-            if delivery["codecs"] is not None:
-                delivery["codecs"] = list(delivery["codecs"])
-        order = ("file_name", "mastering_status", "diagnosis_status", "duration_seconds",
-                 "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
-                 "structure", "danceability", "energy", "diagnosis", "feedback", "delivery")
-        return {name: doc[name] for name in order}
+        doc = {}
+        for f in document_fields(Analysis):
+            doc[f.name] = _json_ready(getattr(self, f.name))
+            if f.name == "mastering_status":
+                doc["diagnosis_status"] = self.diagnosis.status
+        return doc
 
     def with_diagnosis(self, diagnosis: Diagnosis) -> "Analysis":
         return replace(self, diagnosis=diagnosis)
+
+
+def document_fields(kind) -> list:
+    """The dataclass fields of `kind` that belong to the document, in order."""
+    return [f for f in fields(kind) if f.metadata.get("document", True)]
+
+
+def _json_ready(value):
+    """A document value as JSON-ready Python: dataclasses as dicts of their
+    document fields, tuples as lists."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _json_ready(getattr(value, f.name)) for f in document_fields(type(value))}
+    if isinstance(value, (tuple, list)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    return value
 
 
 def analysis_from_dict(doc: dict) -> Analysis:

@@ -18,7 +18,7 @@ from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.keys import open_key as open_key_for
 from trackgrade.delivery.checks import delivery_checks
-from trackgrade.model import (Analysis, CodecCheck, Danceability, Delivery, DanceabilityBreakdown, Diagnosis, Energy,
+from trackgrade.model import (Analysis, BandLevels, CodecCheck, Danceability, Delivery, DanceabilityBreakdown, Diagnosis, Energy,
                               Extras, Frequency, FrequencyBands, GenreResult, KeyAlternative,
                               KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
                               TempoAlternative)
@@ -233,11 +233,11 @@ def _mix(f: Features, score: int) -> Mix:
                clipping_pct=_num(f.dynamics.clipping_pct, 3, 0.0, 100.0), score=score)
 
 
-def _levels(f: Features) -> FrequencyBands | None:
+def _levels(f: Features) -> BandLevels | None:
     levels = f.spectrum.band_levels_db
     if levels is None:
         return None
-    return FrequencyBands.from_mapping({b: _num(levels[b], 2, -120.0, 30.0) for b in BAND_NAMES})
+    return BandLevels.from_mapping({b: _num(levels[b], 2, -120.0, 30.0) for b in BAND_NAMES})
 
 
 def _delivery(f: Features, mix: Mix) -> Delivery:

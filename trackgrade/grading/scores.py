@@ -16,16 +16,17 @@ Headline (`hit_potential`, also the document's `score`)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, Features
 from trackgrade.grading import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
+from trackgrade.model import DanceabilityBreakdown
 
-DANCE_WEIGHTS = {"tempo_fitness": 0.15, "beat_strength": 0.20, "rhythmic_energy": 0.15,
-                 "bass_presence": 0.20, "groove_clarity": 0.15, "engine_dance": 0.15}
+# each part's share of danceability, written beside the part in the document's model
+DANCE_WEIGHTS = {f.name: f.metadata["weight"] for f in fields(DanceabilityBreakdown)}
 PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
                   "energy": 0.15, "structure": 0.20}
 

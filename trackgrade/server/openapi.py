@@ -1,5 +1,8 @@
 """The server's own OpenAPI 3.1 document (served at GET /v1/openapi.json).
 
+The Analysis schema is derived from model.py (trackgrade/document.py): a new
+document field appears here without being written again.
+
 Paths are relative to the server URL `/v1`. Every operation lists the error
 codes it can answer (`x-error-codes`, also the `code` enum of the Error
 schema); tests/server/test_openapi.py checks the document against Flask's
@@ -8,12 +11,10 @@ url_map and the codes the server raises.
 
 from __future__ import annotations
 
-from trackgrade.engine.features import TEMPO_RELATIONS
+from trackgrade.document import component_schemas, served_analysis_schema
 from trackgrade.errors import ERROR_CODES
-from trackgrade.grading.grade import GRADE_TABLE
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.limits import MASTERING_STATUSES
-from trackgrade.grading.targets import REFERENCE
 
 UPLOAD_MAX_PARTS = 16      # app.InMemoryRequest.max_form_parts
 
@@ -38,9 +39,6 @@ _NUM = {"type": "number"}
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
 _UUID = {"type": "string", "format": "uuid"}
-_DT = {"type": "string", "format": "date-time"}
-_SCORE = _int(0, 100)
-BANDS = ("sub_bass", "bass", "low_mid", "mid", "upper_mid", "high", "air")
 
 
 def _obj(props: dict, required: tuple[str, ...] | None = None) -> dict:
@@ -55,79 +53,11 @@ def schemas() -> dict:
                       "code": {"type": "string", "enum": codes}, "message": _STR,
                       "param": _NSTR, "doc_url": {"type": ["string", "null"], "format": "uri"},
                       "request_id": _STR}, ("type", "code", "message"))
-    bands = _obj({b: _NUM for b in BANDS})
-    key_reading = {"key": _STR, "scale": {"enum": ["major", "minor"]}, "camelot": _STR,
-                   "open_key": _STR, "confidence": _NUM}
-    analysis_props = {
-        "object": {"const": "analysis"}, "id": _UUID,
-        "status": {"enum": ["processing", "complete", "failed"]},
-        "diagnosis_status": {"enum": ["pending", "ready"]}, "livemode": {"type": "boolean"},
-        "external_id": _NSTR, "file_name": _STR,
-        "mastering_status": {"enum": list(MASTERING_STATUSES)},
-        "created_at": _DT, "completed_at": {"type": ["string", "null"], "format": "date-time"},
-        "duration_seconds": _NUM, "score": _SCORE,
-        "grade": _obj({"letter": {"enum": [letter for _, letter, _ in GRADE_TABLE]},
-                       "label": _STR}),
-        "scores": _obj({k: _SCORE for k in ("hit_potential", "danceability", "mix_quality",
-                                            "frequency_balance", "energy", "structure")}),
-        "tempo": _obj({"bpm": _NUM, "regularity": _NUM, "confidence": _NUM,
-                       "alternatives": {"type": "array", "maxItems": 3, "items": _obj({
-                           "bpm": _NUM, "relation": {"enum": list(TEMPO_RELATIONS)},
-                           "confidence": _NUM})}}),
-        "key": {"oneOf": [_obj({**key_reading, "alternatives": {
-            "type": "array", "maxItems": 2, "items": _obj(key_reading)}}), {"type": "null"}]},
-        "genre": _obj({"detected": _STR, "name": _STR, "confidence": _NUM,
-                       "target": {"enum": [*GENRES, REFERENCE],
-                                  "description": "the profile the scores were computed against"}}),
-        "frequency": _obj({"bands": _ref("FrequencyBands"), "ideal": _ref("FrequencyBands"),
-                           "centroid_hz": _NUM, "score": _SCORE,
-                           "levels_db": {"oneOf": [_ref("FrequencyBands"), {"type": "null"}],
-                                         "description": "each band's long-term level, dB re "
-                                                        "full scale"}},
-                          ("bands", "ideal", "centroid_hz", "score")),
-        "mix": _obj({**{k: _NUM for k in ("loudness_lufs", "dynamic_range_db",
-                                         "dynamic_complexity", "crest_factor_db", "peak_dbfs",
-                                         "stereo_width", "stereo_correlation",
-                                         "clipping_pct")}, "score": _SCORE}),
-        "structure": _obj({"sections": {"type": "array", "items": _obj({
-            "start": _NUM, "end": _NUM,
-            "label": {"enum": ["intro", "buildup", "drop", "breakdown", "outro"]},
-            "energy": _SCORE})}, "score": _SCORE}),
-        "danceability": _obj({"breakdown": _obj({k: _SCORE for k in (
-            "tempo_fitness", "beat_strength", "rhythmic_energy", "bass_presence",
-            "groove_clarity", "engine_dance")}), "score": _SCORE}),
-        "energy": _obj({"score": _SCORE, "rms_mean": _NUM, "onset_rate": _NUM}),
-        "diagnosis": _obj({"status": {"enum": ["pending", "ready"]}, "summary": _STR,
-                           "frequency": _NSTR, "mix": _NSTR, "danceability": _NSTR}),
-        "feedback": {"type": "array", "items": _obj({"type": {"enum": ["warn", "tip", "pass"]},
-                                                     "category": _STR, "text": _STR})},
-        "delivery": _obj({
-            "platforms": {"type": "array", "items": _obj({
-                "platform": {"enum": ["spotify", "apple_music", "youtube", "tidal",
-                                      "amazon_music", "deezer", "soundcloud"]},
-                "reference_lufs": {"type": ["number", "null"]}, "gain_db": _NUM,
-                "peak_after_gain_dbtp": _NUM,
-                "outcome": {"enum": ["turned_down", "unchanged", "turned_up",
-                                     "turned_up_limited"]}})},
-            "mono": _obj({"correlation": _NUM, "low_end_mono": {"type": "boolean"},
-                          "bands": _obj({b: _obj({"correlation": _NUM, "mono_loss_db": _NUM})
-                                         for b in BANDS})}),
-            "codecs": {"oneOf": [{"type": "array", "items": _obj({
-                "codec": {"enum": ["mp3", "aac", "opus"]}, "bitrate_kbps": _int(1),
-                "true_peak_dbtp": _NUM, "true_peak_rise_db": _NUM,
-                "clips": {"type": "boolean"}})}, {"type": "null"}],
-                "description": "null unless codec_preview was asked for"}}),
-        "error": _ref("ErrorObject"),
-    }
     return {
         "ErrorObject": error_obj,
         "Error": _obj({"error": _ref("ErrorObject")}),
-        "FrequencyBands": bands,
-        "Analysis": {**_obj(analysis_props, (
-            "object", "id", "status", "diagnosis_status", "livemode", "external_id",
-            "file_name", "mastering_status", "created_at", "completed_at")),
-            "description": "Score fields are present only when status is complete; error "
-                           "only when status is failed."},
+        **component_schemas(),
+        "Analysis": served_analysis_schema(),
         "AnalysisCreate": {**_obj({"file_name": file_name_schema(),
                                    "mastering_status": {"enum": list(MASTERING_STATUSES),
                                                         "default": "pre-master"},
