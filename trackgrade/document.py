@@ -63,6 +63,24 @@ def _tempo_relations() -> tuple[str, ...]:
     return tuple(TEMPO_RELATIONS)
 
 
+def _platforms() -> tuple[str, ...]:
+    from trackgrade.delivery.platforms import PLATFORMS
+
+    return tuple(p.key for p in PLATFORMS)
+
+
+def _platform_outcomes() -> tuple[str, ...]:
+    from trackgrade.delivery.platforms import OUTCOMES
+
+    return tuple(OUTCOMES)
+
+
+def _codecs() -> tuple[str, ...]:
+    from trackgrade.delivery.platforms import CODEC_NAMES
+
+    return tuple(CODEC_NAMES)
+
+
 def _tonics() -> tuple[str, ...]:
     from trackgrade.keys import TONICS
 
@@ -77,6 +95,9 @@ VOCABULARIES = {
     "section_labels": _section_labels,
     "tempo_relations": _tempo_relations,
     "tonics": _tonics,
+    "platforms": _platforms,
+    "platform_outcomes": _platform_outcomes,
+    "codecs": _codecs,
 }
 
 # dataclasses served as named components (referenced, not inlined)

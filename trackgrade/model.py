@@ -145,11 +145,30 @@ class FrequencyBands:
 
 
 @dataclass(frozen=True)
+class BandLevels:
+    """Each band's long-term level in dB re a full-scale sine in one channel."""
+    sub_bass: float = spec(lo=-120, hi=30, decimals=2)
+    bass: float = spec(lo=-120, hi=30, decimals=2)
+    low_mid: float = spec(lo=-120, hi=30, decimals=2)
+    mid: float = spec(lo=-120, hi=30, decimals=2)
+    upper_mid: float = spec(lo=-120, hi=30, decimals=2)
+    high: float = spec(lo=-120, hi=30, decimals=2)
+    air: float = spec(lo=-120, hi=30, decimals=2)
+
+    @classmethod
+    def from_mapping(cls, values) -> "BandLevels":
+        return cls(**{name: float(values[name]) for name in BAND_NAMES})
+
+
+@dataclass(frozen=True)
 class Frequency:
     bands: FrequencyBands
     ideal: FrequencyBands
     centroid_hz: float = spec(lo=0, hi=24000)
     score: int = pct()
+    levels_db: BandLevels | None = spec(
+        default=None, description="each band's long-term level, dB re a full-scale sine "
+                                  "(absolute: a +3 dB gain raises every band by 3)")
 
 
 @dataclass(frozen=True)
@@ -221,6 +240,62 @@ class FeedbackItem:
     type: str = spec(choices=FEEDBACK_TYPES)
     category: str = spec(choices=FEEDBACK_CATEGORIES)
     text: str = spec()
+
+
+@dataclass(frozen=True)
+class PlatformGain:
+    """What one streaming platform's loudness normalisation does to the track."""
+    platform: str = spec(choices="platforms")
+    reference_lufs: float | None = spec(lo=-40, hi=0,
+                                        description="null: the platform does not normalise")
+    gain_db: float = spec(lo=-200, hi=200, decimals=1, description="negative: turned down")
+    peak_after_gain_dbtp: float = spec(lo=-400, hi=200, decimals=1)
+    outcome: str = spec(choices="platform_outcomes")
+
+
+@dataclass(frozen=True)
+class MonoBand:
+    correlation: float = spec(lo=-1, hi=1, description="left against right within the band")
+    mono_loss_db: float = spec(lo=0, hi=60, decimals=1,
+                               description="how much quieter the band is summed to mono")
+
+
+@dataclass(frozen=True)
+class MonoBands:
+    sub_bass: MonoBand
+    bass: MonoBand
+    low_mid: MonoBand
+    mid: MonoBand
+    upper_mid: MonoBand
+    high: MonoBand
+    air: MonoBand
+
+
+@dataclass(frozen=True)
+class MonoCheck:
+    correlation: float = spec(lo=-1, hi=1)
+    bands: MonoBands
+    low_end_mono: bool = spec(description="sub_bass and bass each lose less than 1 dB")
+
+
+@dataclass(frozen=True)
+class CodecCheck:
+    codec: str = spec(choices="codecs")
+    bitrate_kbps: int = spec(lo=1, hi=1000)
+    true_peak_dbtp: float = spec(lo=-200, hi=50, decimals=1,
+                                 description="after an in-memory encode and decode")
+    true_peak_rise_db: float = spec(lo=-200, hi=200, decimals=1,
+                                    description="over the original's true peak")
+    clips: bool = spec(description="passes 0 dBTP")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """CONTRACT.md section 5, "Delivery checks"."""
+    platforms: tuple[PlatformGain, ...] = spec(min_items=7, max_items=7)
+    mono: MonoCheck
+    codecs: tuple[CodecCheck, ...] | None = spec(
+        default=None, description="null unless a codec preview was asked for")
 
 
 @dataclass(frozen=True)
@@ -299,6 +374,9 @@ class Analysis:
     energy: Energy
     diagnosis: Diagnosis
     feedback: tuple[FeedbackItem, ...] = spec()
+    delivery: Delivery | None = spec(
+        default=None, description="delivery checks (CONTRACT.md section 5); null only in "
+                                  "documents of versions before them")
     extras: Extras = field(default_factory=Extras, compare=False, metadata={"document": False})
     """Not part of the document: curves and facts the report and the
     narrative use (see `Extras`)."""

@@ -15,12 +15,14 @@ from trackgrade.grading.targets import Reference, check_genre
 from trackgrade.model import Analysis
 
 
-def measure(data: bytes, *, file_name: str, parallel: bool = True) -> Features:
+def measure(data: bytes, *, file_name: str, parallel: bool = True,
+            codec_preview: bool = False) -> Features:
     """Decode the bytes (in memory; above 48 kHz chunk by chunk, analysed at
     44.1/48 kHz: `engine.native`) and measure everything (on one core when
-    `parallel` is False; see `engine.extract.extract`)."""
+    `parallel` is False; with the codec preview when asked; see
+    `engine.extract.extract`)."""
     return extract(decode_for_analysis(data, file_name=file_name, parallel=parallel),
-                   parallel=parallel)
+                   parallel=parallel, codec_preview=codec_preview)
 
 
 def reference(data: bytes, *, file_name: str, parallel: bool = True) -> Reference:
@@ -43,11 +45,13 @@ def enhance(analysis: Analysis) -> Analysis:
 
 def analyze(data: bytes, *, file_name: str, mastering_status: str = "pre-master",
             enhanced: bool = True, parallel: bool = True, genre: str | None = None,
-            references: tuple[Reference, ...] = ()) -> Analysis:
+            references: tuple[Reference, ...] = (), codec_preview: bool = False) -> Analysis:
     """bytes -> the complete Analysis (with the enhanced narrative unless
-    `enhanced` is False; on one core when `parallel` is False)."""
+    `enhanced` is False; on one core when `parallel` is False; with
+    `delivery.codecs` measured when `codec_preview`)."""
     if genre is not None:
         check_genre(genre)                  # before the engine spends any time
-    analysis = grade(measure(data, file_name=file_name, parallel=parallel), file_name=file_name,
+    features = measure(data, file_name=file_name, parallel=parallel, codec_preview=codec_preview)
+    analysis = grade(features, file_name=file_name,
                      mastering_status=mastering_status, genre=genre, references=references)
     return enhance(analysis) if enhanced else analysis

@@ -28,9 +28,9 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 
-from trackgrade.engine.features import (TEMPO_RELATIONS, Dynamics, Features, Groove, Key, Loudness,
-                                        Rhythm, Section, Spectrum, Stereo, Structure, TempoReading,
-                                        Tonality)
+from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, Dynamics, Features,
+                                        Groove, Key, Loudness, MonoFold, Rhythm, Section, Spectrum,
+                                        Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
 from trackgrade.grading.genre_model import default_model, typical_cues
 from trackgrade.keys import TONICS
@@ -137,7 +137,22 @@ def _canned_key(tonic: str, scale: str, confidence: float, dice: _Dice) -> Key:
                alternatives=_key_alternatives(tonic, scale, confidence, dice))
 
 
-def canned_features(file_name: str, mastering_status: str) -> Features:
+# how much of the track's overall decorrelation each band carries (low end near mono)
+_BAND_SPREAD = (0.02, 0.1, 0.5, 0.9, 1.2, 1.4, 1.5)
+# a plausible true-peak rise of each previewed codec (engine.codecs.CODECS order)
+_CODEC_RISE_DB = (("mp3", 320, 0.3), ("aac", 256, 0.5), ("opus", 160, 0.6))
+
+
+def _canned_mono(correlation: float) -> MonoFold:
+    """Per band: correlation falling from the mono low end to the track's own
+    overall figure in the top; mono loss for equal channel energies, -10 log10((1 + c) / 2)."""
+    corr = {b: round(max(min(1.0 - (1.0 - correlation) * w, 1.0), -0.99), 3)
+            for b, w in zip(BAND_NAMES, _BAND_SPREAD)}
+    return MonoFold(correlation=correlation, band_correlation=corr,
+                    band_loss_db={b: float(-10.0 * np.log10((1.0 + c) / 2.0)) for b, c in corr.items()})
+
+
+def canned_features(file_name: str, mastering_status: str, codec_preview: bool = False) -> Features:
     """Believable measurements for a file name (no audio involved)."""
     data = _canned()
     dice = _Dice(file_name)
@@ -186,7 +201,10 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
                           clipping_pct=0.0, rms_dbfs=round(rms_dbfs, 1),
                           rms_mean=round(10 ** (rms_dbfs / 20), 4)),
         stereo=Stereo(width=width, correlation=corr),
-        spectrum=Spectrum(bands_pct=bands, centroid_hz=float(tpl["centroid_hz"])),
+        spectrum=Spectrum(bands_pct=bands, centroid_hz=float(tpl["centroid_hz"]),
+                          # both channels at the mix's RMS: 6 dB over a one-channel sine of that RMS
+                          band_levels_db={b: 10.0 * np.log10(max(v, 0.01) / 100.0) + rms_dbfs + 6.0
+                                          for b, v in bands.items()}),
         rhythm=Rhythm(bpm=bpm, regularity=round(0.86 + 0.1 * dice.next(), 2), beat_times=beats,
                       onset_rate=tpl["onset_rate"], beat_strength=round(0.5 + 0.3 * dice.next(), 2),
                       danceability=round(1.2 + 0.6 * dice.next(), 2),
@@ -196,12 +214,15 @@ def canned_features(file_name: str, mastering_status: str) -> Features:
                           chroma=np.full(12, 1.0 / 12)),
         structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
         groove=groove,
+        mono=_canned_mono(corr),
+        codecs=(tuple(CodecPeak(codec=c, bitrate_kbps=k, true_peak_dbtp=round(tp + rise, 1))
+                      for c, k, rise in _CODEC_RISE_DB) if codec_preview else None),
     )
 
 
 def canned_analysis(file_name: str, mastering_status: str = "pre-master",
-                    genre: str | None = None) -> Analysis:
+                    genre: str | None = None, codec_preview: bool = False) -> Analysis:
     """The deterministic test-mode Analysis (diagnosis "pending") for these arguments."""
     status = check_mastering_status(mastering_status)
-    return build_analysis(canned_features(file_name, status), file_name=file_name,
+    return build_analysis(canned_features(file_name, status, codec_preview), file_name=file_name,
                           mastering_status=status, genre=genre)

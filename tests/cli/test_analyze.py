@@ -10,7 +10,7 @@ from trackgrade.pipeline import analyze as pipeline_analyze
 
 DOCUMENT_KEYS = ["file_name", "mastering_status", "diagnosis_status", "duration_seconds",
                  "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
-                 "structure", "danceability", "energy", "diagnosis", "feedback"]
+                 "structure", "danceability", "energy", "diagnosis", "feedback", "delivery"]
 
 
 def test_json_for_one_file_is_the_pipeline_document(runner, tracks, rendered_tracks):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo.mp3"
-NEVER = ("scipy", "trackgrade.server", "rich", "multiprocessing", "concurrent.futures.process",
+NEVER = ("scipy", "av", "trackgrade.engine.codecs", "trackgrade.server", "rich", "multiprocessing", "concurrent.futures.process",
          "trackgrade.cli.render", "trackgrade.report", "waitress", "flask", "click",
          "pydantic", "http.client", "ssl", "trackgrade.client.api", "trackgrade.client.transport")
 
@@ -38,6 +38,12 @@ def test_analyze_json_imports_only_the_engine():
     assert json.loads(out)["file_name"] == "demo.mp3"
     assert "trackgrade.engine.extract" in names            # the check sees real imports
     assert _offenders(names) == []
+
+
+def test_the_codec_preview_loads_pyav_only_when_asked():
+    names, out = imported_by("analyze", str(DEMO), "--json", "--codec-preview")
+    assert [c["codec"] for c in json.loads(out)["delivery"]["codecs"]] == ["mp3", "aac", "opus"]
+    assert "av" in names and "trackgrade.engine.codecs" in names
 
 
 def test_admin_overlap_default_is_the_webhooks_one():

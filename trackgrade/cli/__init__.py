@@ -70,6 +70,8 @@ def _root(
 
 from trackgrade.cli.analyze import analyze as _analyze_command  # noqa: E402
 from trackgrade.cli.batch import batch as _batch_command  # noqa: E402
+from trackgrade.cli.compare import album as _album_command  # noqa: E402
+from trackgrade.cli.compare import compare as _compare_command  # noqa: E402
 from trackgrade.cli.genres import genres as _genres_command  # noqa: E402
 from trackgrade.cli.report import report as _report_command  # noqa: E402
 
@@ -77,6 +79,8 @@ app.command("analyze")(_analyze_command)
 app.command("batch")(_batch_command)
 app.command("report")(_report_command)
 app.command("genres")(_genres_command)
+app.command("compare")(_compare_command)
+app.command("album")(_album_command)
 
 from trackgrade.cli.admin import app as admin_app  # noqa: E402
 from trackgrade.cli.remote import app as remote_app  # noqa: E402

@@ -42,6 +42,9 @@ JsonOption = Annotated[bool, typer.Option(
 GenreOption = Annotated[Optional[str], typer.Option(
     "--genre", "-g", help="Grade against this profile (a key of 'trackgrade genres', family or "
                           "label) instead of the detected family.", show_default=False)]
+CodecPreviewOption = Annotated[bool, typer.Option(
+    "--codec-preview", help="Also encode the loudest passages to MP3 320, AAC 256 and Opus 160 "
+                            "(in memory) and report the true peak after each (delivery.codecs).")]
 ReferenceOption = Annotated[Optional[list[Path]], typer.Option(
     "--reference", "-r", help="A reference track (repeatable): its bands, loudness, loudness range "
                               "and stereo width become the targets.", show_default=False)]
@@ -93,7 +96,7 @@ def check_readable(paths: Path | list[Path]) -> None:
 
 
 def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
-                 references: tuple[Reference, ...] = ()) -> Analysis:
+                 references: tuple[Reference, ...] = (), codec_preview: bool = False) -> Analysis:
     """Read one file into memory and analyze it; errors name the file."""
     from trackgrade.engine.memory import reuse_freed_memory
     from trackgrade.pipeline import analyze as run_pipeline  # the engine loads on use
@@ -104,7 +107,7 @@ def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
     data = read_input_file(path)
     try:
         return run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
-                            genre=genre, references=references)
+                            genre=genre, references=references, codec_preview=codec_preview)
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
                               param=exc.param) from None
@@ -126,6 +129,7 @@ def analyze(
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
+    codec_preview: CodecPreviewOption = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also print the full diagnosis, the sections and every check "
                                 "that passed.")] = False,
@@ -151,7 +155,8 @@ def analyze(
                   if err is not None and err.is_terminal else nullcontext())
         try:
             with status:
-                analysis = analyze_path(path, mastering.value, genre=genre, references=references)
+                analysis = analyze_path(path, mastering.value, genre=genre, references=references,
+                                        codec_preview=codec_preview)
         except TrackgradeError as exc:
             if len(files) == 1:
                 raise

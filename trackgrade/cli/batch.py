@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 import typer
 
 from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
-                                    ReferenceOption, checked_genre, load_references,
-                                    stderr_console)
+                                    CodecPreviewOption, ReferenceOption, checked_genre,
+                                    load_references, stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
@@ -108,10 +108,10 @@ def collect_files(paths: list[Path]) -> Discovery:
 # ---------------------------------------------------------------- grading one file
 
 def grade_file(path: str, mastering_status: str, genre: str | None = None,
-               references: tuple = ()) -> tuple[dict, dict | None]:
+               references: tuple = (), codec_preview: bool = False) -> tuple[dict, dict | None]:
     """Read and grade one file: (row, Analysis document or None), against the
-    detected family, `genre` or `references`. Never raises for a bad file;
-    its error becomes the row."""
+    detected family, `genre` or `references` (with the codec preview when
+    asked). Never raises for a bad file; its error becomes the row."""
     from trackgrade.pipeline import analyze
 
     start = time.perf_counter()
@@ -119,7 +119,8 @@ def grade_file(path: str, mastering_status: str, genre: str | None = None,
         data = Path(path).read_bytes()
         # each worker process is one core's worth of work: --jobs N uses N cores
         analysis = analyze(data, file_name=Path(path).name, mastering_status=mastering_status,
-                           parallel=False, genre=genre, references=references)
+                           parallel=False, genre=genre, references=references,
+                           codec_preview=codec_preview)
     except TrackgradeError as exc:
         return failed_row(path, exc.code, exc.message, time.perf_counter() - start), None
     except OSError as exc:
@@ -279,6 +280,7 @@ def batch(
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
+    codec_preview: CodecPreviewOption = False,
     as_json: JsonOption = False,
     remote: Annotated[bool, typer.Option(
         "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
@@ -310,6 +312,10 @@ def batch(
             raise TrackgradeError("parameter_invalid", "--reference works on local batches "
                                   "only; an instance grades against genre profiles",
                                   param="reference")
+        if codec_preview:
+            raise TrackgradeError("parameter_invalid", "--codec-preview works on local batches "
+                                  "only (an instance takes codec_preview on POST /analyses)",
+                                  param="codec_preview")
         from trackgrade.cli.remote_batch import remote_runner
         runner = remote_runner(base_url, key, jobs=jobs)
     writer = RowWriter(out)
@@ -333,7 +339,7 @@ def batch(
                         plain_text(f"  {row['error_code']}: {row['error_message']}")))
                 progress.update(task, advance=1, failed=failed)
 
-            runner(files, mastering.value, workers, on_result, genre, references)
+            runner(files, mastering.value, workers, on_result, genre, references, codec_preview)
         writer.finish(sort.value)
     finally:
         writer.close()

@@ -205,7 +205,7 @@ def remote_runner(base_url: str | None, key: str | None, *,
 
     def run(files: list[str], mastering_status: str, _workers: int,
             on_result: Callable[[dict, Optional[dict]], None], genre: str | None = None,
-            _references: tuple = ()) -> None:
+            _references: tuple = (), _codec_preview: bool = False) -> None:
         pool = ThreadPoolExecutor(max_workers=min(slots, len(files)),
                                   thread_name_prefix="trackgrade-remote")
         pace = PollPace()

@@ -254,15 +254,20 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     if analysis.extras.truncated:
         notes.append(Text("Note: the file ended before its header said it would; the "
                           "analysis covers the audio that is present.", style="yellow"))
+    from trackgrade.cli.render_delivery import delivery_block, delivery_lines
+
     if not verbose:
+        summary = delivery_lines(analysis.delivery)
         return Group(
             header_panel(analysis), *notes,
             Padding(pillars_table(analysis), (1, 0, 0, 1)),
             Padding(bands_table(analysis), (1, 0, 0, 0)),
             Padding(mix_table(analysis), (1, 0, 0, 0)),
             Padding(structure_line(analysis), (0, 0, 0, 1)),
+            *([Padding(summary, (1, 0, 0, 1))] if summary is not None else []),
             Padding(feedback_table(analysis, passes_in_one_line=True), (1, 0, 1, 1)),
         )
+    delivery = delivery_block(analysis.delivery)
     return Group(
         header_panel(analysis),
         *notes,
@@ -270,6 +275,7 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
         Padding(bands_table(analysis), (1, 0, 0, 0)),
         Padding(mix_table(analysis), (1, 0, 0, 0)),
         Padding(sections_table(analysis), (1, 0, 0, 0)),
+        *([Padding(delivery, (1, 0, 0, 0))] if delivery is not None else []),
         diagnosis_block(analysis),
         Padding(feedback_table(analysis), (1, 0, 1, 1)),
     )

@@ -5,6 +5,9 @@ the report's time series (waveform envelope, stereo correlation, true-peak
 overs, clipped regions) from the decoded samples (`trackgrade.report.timeline`).
 A `--reference` track is measured once: its targets grade the track, and its
 own analysis and timeline are drawn beside the track on every chart.
+`--compare EARLIER` adds the comparison view (`trackgrade compare EARLIER FILE`:
+this file against an earlier bounce, audio or Analysis JSON); `--codec-preview`
+the codec rows of the delivery section.
 `--json` prints the Analysis document on stdout, exactly as `analyze --json`.
 """
 
@@ -17,9 +20,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
-                                    ReferenceOption, check_readable, checked_genre, dump_json,
-                                    stderr_console)
+from trackgrade.cli.analyze import (CodecPreviewOption, GenreOption, JsonOption, Mastering,
+                                    MasteringOption, ReferenceOption, check_readable,
+                                    checked_genre, dump_json, stderr_console)
 from trackgrade.cli.errors import read_input_file
 from trackgrade.errors import TrackgradeError
 
@@ -61,24 +64,33 @@ def measured_reference(path: Path, mastering_status: str, genre: str | None):
 
 
 def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
-                 reference_paths: list[Path] | None = None):
-    """(Analysis, HTML) for one file (and its references), each read into memory once."""
+                 reference_paths: list[Path] | None = None, codec_preview: bool = False,
+                 compare_path: Path | None = None):
+    """(Analysis, HTML) for one file (and its references, and the earlier
+    version it is compared with), each read into memory once."""
+    from trackgrade.cli.compare import read_document
+    from trackgrade.delivery.compare import compare
     from trackgrade.engine.decode import decode
     from trackgrade.pipeline import analyze as run_pipeline
     from trackgrade.report import render_report, timeline_of
 
     check_readable(path)
     measured = [measured_reference(p, mastering_status, genre) for p in reference_paths or ()]
+    earlier = (read_document(compare_path, mastering_status, genre)
+               if compare_path is not None else None)
     data = read_input_file(path)
     try:
         analysis = run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
-                                genre=genre, references=tuple(m[0] for m in measured))
+                                genre=genre, references=tuple(m[0] for m in measured),
+                                codec_preview=codec_preview)
         timeline = timeline_of(decode(data, file_name=path.name), analysis)
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
                               param=exc.param) from None
+    comparison = (None if earlier is None else
+                  compare(earlier, analysis.to_dict(), a_file=str(compare_path), b_file=str(path)))
     return analysis, render_report(analysis, timeline=timeline,
-                                   references=[m[1] for m in measured])
+                                   references=[m[1] for m in measured], comparison=comparison)
 
 
 def report(
@@ -91,6 +103,12 @@ def report(
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
+    compare_with: Annotated[Optional[Path], typer.Option(
+        "--compare", "-c", metavar="EARLIER",
+        help="Add the comparison view: this file against an earlier bounce (an audio file or "
+             "an Analysis JSON file), as 'trackgrade compare EARLIER FILE'.",
+        show_default=False)] = None,
+    codec_preview: CodecPreviewOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Write a self-contained HTML report of one track: one file, no network, prints well.
@@ -98,8 +116,10 @@ def report(
     It shows the score and grade, the pillars, the tonal balance in dB against the target with
     its tolerance band, one timeline (waveform, short-term loudness against the target range,
     true-peak overs, clipped regions, the sections and their loudness) with the stereo
-    correlation beneath it, the key on a Camelot wheel, the diagnosis and the feedback. With
-    --reference, each reference track is drawn beside yours on every chart.
+    correlation beneath it, the key on a Camelot wheel, the delivery checks (streaming
+    platforms, mono per band, codecs with --codec-preview), the diagnosis and the feedback. With
+    --reference, each reference track is drawn beside yours on every chart; with --compare, the
+    report opens with this file against an earlier version.
     """
     if as_json and out is not None and str(out) == "-":
         raise TrackgradeError("parameter_invalid",
@@ -110,7 +130,8 @@ def report(
               if err.is_terminal else nullcontext())
     with status:
         analysis, html = build_report(file, mastering.value, genre=genre,
-                                      reference_paths=reference)
+                                      reference_paths=reference, codec_preview=codec_preview,
+                                      compare_path=compare_with)
     if out is not None and str(out) == "-":
         sys.stdout.write(html)
         return

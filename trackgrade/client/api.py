@@ -250,7 +250,8 @@ class Analyses:
 
     def create(self, path_or_bytes: FileInput, file_name: str | None = None,
                mastering_status: str | None = None, external_id: str | None = None,
-               genre: str | None = None, idempotency_key: str | None = None) -> APIObject:
+               genre: str | None = None, idempotency_key: str | None = None,
+               codec_preview: bool = False) -> APIObject:
         """Submit and upload a track; returns the accepted analysis (`id`,
         `status` "processing", `credits_remaining` for credit-billed keys).
 
@@ -267,6 +268,8 @@ class Analyses:
                              ("external_id", external_id), ("genre", genre)):
             if value is not None:
                 body[field] = value
+        if codec_preview:
+            body["codec_preview"] = True
         accepted = client.call("POST", "/analyses", json_body=body,
                                idempotency_key=idempotency_key or new_idempotency_key())
         replayed = accepted.replayed

@@ -31,10 +31,12 @@ import numpy as np
 
 from trackgrade.engine.dynamics import measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
-from trackgrade.engine.frames import long_spectrum, short_freqs, short_reduced, short_stft_hop_s
+from trackgrade.engine.frames import (long_grid, long_spectrum, short_freqs, short_reduced,
+                                      short_stft_hop_s)
 from trackgrade.engine.groove import measure_groove
 from trackgrade.engine.groove import short_reductions as groove_reductions
 from trackgrade.engine.loudness import measure_loudness
+from trackgrade.engine.mono import ChannelBands, measure_mono
 from trackgrade.engine.noise import measure_noise_floor
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
@@ -80,13 +82,15 @@ class _Inline:
         return None
 
 
-def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
+def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool = False) -> Features:
     """Measure everything an Analysis reports from decoded audio.
 
     `parallel=False` keeps the whole analysis on one core (no second thread,
     single-threaded FFTs): for callers that run one analysis per core
     themselves, such as `trackgrade batch`'s worker processes. The results
-    are the same either way."""
+    are the same either way. `codec_preview` adds the true peak after an
+    MP3, AAC and Opus round trip of the loudest passages (engine.codecs,
+    loaded only then)."""
     samples, rate, duration = audio.samples, audio.sample_rate, audio.duration_s
     native = audio.native             # resampled audio: loudness, peaks, clipping, the Gram
     timings: dict[str, float] = {}    # matrix were measured at the native rate
@@ -107,8 +111,11 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         watch.lap("rhythm")
         groove = measure_groove(short, rhythm.beat_times, tempo_salient=rhythm.tempo_salient)
         watch.lap("groove")
-        long = (long_spectrum(samples, rate, executor=pool) if parallel
-                else long_spectrum(samples, rate, workers=1))
+        # the long spectrum's own transforms also give each band's mono fold-down
+        channel_bands = (ChannelBands(*long_grid(rate, samples.shape[0]))
+                         if audio.channels >= 2 else None)
+        long = (long_spectrum(samples, rate, executor=pool, sink=channel_bands) if parallel
+                else long_spectrum(samples, rate, workers=1, sink=channel_bands))
         watch.lap("long_spectrum")
         # the loudness thread pins BLAS to one thread while it runs (a global
         # setting): join it first, so the spectrum's products are summed the
@@ -118,6 +125,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
                                 clipping=native.clipping_pct if native is not None else None)
     watch.lap("dynamics_stereo")         # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
+    mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long)
     del long
     watch.lap("spectrum_tonal")
@@ -126,6 +134,11 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
                                   curve_hop_s=loudness.curve_hop_s)
     noise_floor = measure_noise_floor(short)
     watch.lap("structure")
+    codecs = None
+    if codec_preview:
+        from trackgrade.engine.codecs import codec_peaks
+        codecs = codec_peaks(samples, rate, loudness)
+        watch.lap("codec_preview")
 
     return Features(
         duration_s=duration, sample_rate=native.sample_rate if native is not None else rate,
@@ -135,5 +148,5 @@ def extract(audio: DecodedAudio, *, parallel: bool = True) -> Features:
         rhythm=rhythm, tonality=tonality, structure=structure,
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
         noise_floor=noise_floor, decoder_notes=audio.decoder_notes, groove=groove,
-        analysis_rate=rate if native is not None else None,
+        analysis_rate=rate if native is not None else None, mono=mono, codecs=codecs,
     )

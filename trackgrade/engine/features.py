@@ -90,12 +90,35 @@ class Stereo:
     correlation: float              # Pearson L/R, -1..1; 1.0 for mono
 
 
+@dataclass(frozen=True)
+class MonoFold:
+    """What summing the channels to mono does to each band (engine.mono)."""
+    correlation: float              # Pearson L/R over the whole file
+    band_correlation: dict          # BAND_NAMES -> L/R correlation within the band, -1..1
+    band_loss_db: dict              # BAND_NAMES -> dB quieter in mono, >= 0
+
+    @classmethod
+    def of_mono(cls) -> "MonoFold":
+        """A one-channel file: nothing to lose, every band correlation 1."""
+        return cls(correlation=1.0, band_correlation={name: 1.0 for name in BAND_NAMES},
+                   band_loss_db={name: 0.0 for name in BAND_NAMES})
+
+
+@dataclass(frozen=True)
+class CodecPeak:
+    """The true peak after an in-memory encode and decode (engine.codecs)."""
+    codec: str                      # mp3 | aac | opus
+    bitrate_kbps: int
+    true_peak_dbtp: float
+
+
 @dataclass(frozen=True, eq=False)
 class Spectrum:
     bands_pct: dict                 # BAND_NAMES -> percent, summing to 100
     centroid_hz: float
     band_energy_over_time: np.ndarray | None = None   # (frames, 7) dB, optional
     low_rolloff_hz: float = 20.0    # where the low end starts (spectrum.low_rolloff_hz)
+    band_levels_db: dict | None = None   # BAND_NAMES -> long-term level, dB re full scale
 
 
 @dataclass(frozen=True)
@@ -192,3 +215,5 @@ class Features:
     analysis_rate: int | None = None                 # the rate the spectra were taken at, when
                                                      # not `sample_rate` (engine.native)
     groove: Groove | None = None                     # None without a pulse or a whole bar
+    mono: MonoFold | None = None                     # None when not measured
+    codecs: tuple | None = None                      # tuple[CodecPeak, ...] when previewed, else None

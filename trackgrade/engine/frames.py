@@ -154,7 +154,7 @@ def _hann(n_fft: int) -> np.ndarray:
 
 
 def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
-                  cover_tail: bool = False, *, invert_second: bool = False):
+                  cover_tail: bool = False, *, invert_second: bool = False, on_spectrum=None):
     """Yield (first frame, (m, n_fft//2+1) float32 power) for consecutive chunks
     of Hann frames of a signal (zero-padded so one frame exists): `x` is 1-D,
     or (frames, channels) samples whose `mono_mix` is taken chunk by chunk
@@ -162,7 +162,9 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
     `cover_tail`, samples left after the last whole frame get one more frame,
     zero-padded (see `_frame_count`). The power block is one reused buffer,
     valid until the next chunk; the frames are windowed into a preallocated
-    buffer that the FFT overwrites, so nothing of the signal's size is allocated."""
+    buffer that the FFT overwrites, so nothing of the signal's size is allocated.
+    `on_spectrum(first frame, complex spectrum, power)` sees each chunk's
+    transform before it is yielded (the stereo fold-down of engine.mono)."""
     if x.ndim == 2 and x.shape[1] == 1:
         x = x[:, 0]
 
@@ -178,23 +180,25 @@ def _power_chunks(x: np.ndarray, n_fft: int, hop: int, chunk: int, workers: int,
     buf = np.empty((min(chunk, n), n_fft), dtype=np.float32)
     power = np.empty((min(chunk, n), n_fft // 2 + 1), dtype=np.float32)
 
-    def transform(m: int) -> np.ndarray:
+    def transform(first: int, m: int) -> np.ndarray:
         spec = rfft_rows(buf[:m], workers=workers)
         np.square(spec.real, out=power[:m])
         power[:m] += np.square(spec.imag)
+        if on_spectrum is not None:
+            on_spectrum(first, spec, power[:m])
         return power[:m]
 
     for i in range(0, n, chunk):
         m = min(chunk, n - i)
         frames = sliding_window_view(segment(i * hop, (i + m - 1) * hop + n_fft), n_fft)[::hop]
         np.multiply(frames[:m], window, out=buf[:m])
-        yield i, transform(m)
+        yield i, transform(i, m)
     if cover_tail and _frame_count(length, n_fft, hop, cover_tail=True) > n:
         rest = segment(n * hop, length)
         buf[0, :rest.shape[0]] = rest
         buf[0, rest.shape[0]:] = 0.0
         buf[0] *= window
-        yield n, transform(1)
+        yield n, transform(n, 1)
 
 
 def _frame_count(length: int, n_fft: int, hop: int, cover_tail: bool = False) -> int:
@@ -295,22 +299,27 @@ LONG_CHUNK = 16         # frames per chunk of the long spectrum (4 MB of frames 
 
 
 def _summed_power(samples: np.ndarray, n_fft: int, hop: int, out: np.ndarray,
-                  starts: _ChunkQueue, workers: int = 1) -> None:
+                  starts: _ChunkQueue, workers: int = 1, sink=None) -> None:
     """Rows of `out`: the Hann-frame power of every channel of (frames,
     channels) `samples` summed (the first channel's written, the others'
     added, in channel order), for each chunk of LONG_CHUNK frames whose first
     frame `starts` hands out; the last chunk also covers the tail (see
     `_frame_count`). Threads sharing `starts` fill disjoint rows, so the
     values do not depend on which thread did which chunk. The frames are read
-    straight from the strided channel columns (no copies)."""
+    straight from the strided channel columns (no copies). `sink.take(frame,
+    channel, spectrum, power)` sees the first two channels' transforms."""
     length = samples.shape[0]
     whole = _frame_count(length, n_fft, hop)
     for first in starts:
         last = first + LONG_CHUNK >= whole
         part = samples[first * hop:length if last else (first + LONG_CHUNK - 1) * hop + n_fft]
         for ch in range(samples.shape[1]):
+            seen = None
+            if sink is not None and ch < 2:
+                def seen(i, spec, power, ch=ch, first=first):
+                    sink.take(first + i, ch, spec, power)
             for i, power in _power_chunks(part[:, ch], n_fft, hop, LONG_CHUNK, workers,
-                                          cover_tail=last):
+                                          cover_tail=last, on_spectrum=seen):
                 rows = out[first + i:first + i + power.shape[0]]
                 if ch == 0:
                     rows[...] = power
@@ -318,15 +327,25 @@ def _summed_power(samples: np.ndarray, n_fft: int, hop: int, out: np.ndarray,
                     rows += power
 
 
+def long_grid(sample_rate: int, length: int) -> tuple[np.ndarray, int]:
+    """(bins,) Hz and the frame count (tail frame included) of `long_spectrum`
+    for a signal of `length` samples."""
+    n_fft = _pow2_for(1.486, sample_rate)
+    return (np.fft.rfftfreq(n_fft, 1.0 / sample_rate),
+            _frame_count(length, n_fft, n_fft // 2, cover_tail=True))
+
+
 def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
-                  workers: int = -1) -> Spectrogram:
+                  workers: int = -1, sink=None) -> Spectrogram:
     """Power spectra of ~1.5 s Hann frames, 50 % overlap, summed over channels;
     samples after the last whole frame get one more, zero-padded frame.
     With `executor` (a concurrent.futures executor) a task there and the
     calling thread take chunks of frames in turn, into the one result (the
     same values as one pass: each frame's channels are summed in the same
     order), so the caller never waits for a busy executor's share; without
-    one, `workers` FFT threads share each transform (-1: all cores)."""
+    one, `workers` FFT threads share each transform (-1: all cores). `sink`
+    (e.g. `engine.mono.ChannelBands`) is shown each frame's transforms of the
+    first two channels, so stereo measures need no second pass."""
     n_fft = _pow2_for(1.486, sample_rate)
     hop = n_fft // 2
     length = samples.shape[0]
@@ -334,11 +353,11 @@ def long_spectrum(samples: np.ndarray, sample_rate: int, *, executor=None,
                      dtype=np.float32)
     starts = _ChunkQueue(_frame_count(length, n_fft, hop), LONG_CHUNK)
     if executor is not None:
-        helper = executor.submit(_summed_power, samples, n_fft, hop, power, starts)
-        _summed_power(samples, n_fft, hop, power, starts)
+        helper = executor.submit(_summed_power, samples, n_fft, hop, power, starts, 1, sink)
+        _summed_power(samples, n_fft, hop, power, starts, 1, sink)
         helper.result()
     else:
-        _summed_power(samples, n_fft, hop, power, starts, workers)
+        _summed_power(samples, n_fft, hop, power, starts, workers, sink)
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     return Spectrogram(power, freqs, hop / sample_rate, n_fft, sample_rate,
                        tail_share=_tail_share(samples.shape[0], n_fft, hop))

@@ -111,18 +111,57 @@ def low_rolloff_hz(power: np.ndarray, freqs: np.ndarray, drop_db: float = 20.0) 
     return float(edges[int(np.argmax(db >= db.max() - drop_db))])
 
 
+@lru_cache(maxsize=16)
+def _band_segments(n_bins: int, bin_hz: float, nyquist: float) -> tuple[np.ndarray, np.ndarray, int]:
+    idx, lo, hi = _band_index(n_bins, bin_hz, nyquist)
+    bands = np.unique(idx[lo:hi])
+    bands = bands[bands < len(BAND_NAMES)]
+    starts = lo + np.searchsorted(idx[lo:hi], bands)
+    bands.setflags(write=False)
+    starts.setflags(write=False)
+    return bands, starts, hi
+
+
+def band_bins(freqs: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+    """(band number, first bin, end bin) of every band with bins below Nyquist."""
+    bins = float(freqs[1] - freqs[0]) if freqs.size > 1 else 1.0
+    bands, starts, hi = _band_segments(int(freqs.size), bins, float(freqs[-1]))
+    ends = list(starts[1:]) + [hi]
+    return tuple((int(b), int(lo), int(end)) for b, lo, end in zip(bands, starts, ends))
+
+
+def band_sums(values: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """(rows, 7) sums of a (rows, bins) array over each band's bins (bands
+    with no bins below Nyquist are 0), float64 for float64 input."""
+    bins = float(freqs[1] - freqs[0]) if freqs.size > 1 else 1.0
+    bands, starts, hi = _band_segments(int(freqs.size), bins, float(freqs[-1]))
+    out = np.zeros((values.shape[0], len(BAND_NAMES)), dtype=values.dtype)
+    if bands.size:
+        out[:, bands] = np.add.reduceat(values[:, starts[0]:hi], starts - starts[0], axis=1)
+    return out
+
+
+def full_scale_sine_power(n_fft: int) -> float:
+    """|X|^2 peak of a full-scale sine in one frame of a Hann window of `n_fft`."""
+    return (n_fft / 4.0) ** 2
+
+
+def band_levels_db(power: np.ndarray, spec: Spectrogram) -> dict:
+    """Each band's long-term level in dB re a full-scale sine in one channel
+    (which reads 0 dB; floor -120 dB): `power` is the (bins,) mean power of `spec`'s frames.
+    Absolute: a +3 dB gain raises every band by 3 dB."""
+    sums = band_sums(np.asarray(power, dtype=np.float64)[None, :], spec.freqs)[0]
+    # a sine's power spreads over the Hann window's equivalent noise bandwidth (1.5 bins)
+    ref = full_scale_sine_power(spec.n_fft) * 1.5
+    db = 10.0 * np.log10(np.maximum(sums / ref, 1e-12))
+    return {name: float(v) for name, v in zip(BAND_NAMES, db)}
+
+
 def band_energy_over_time(spec: Spectrogram) -> np.ndarray:
     """(frames, 7) band energies in dB relative to a full-scale sine in one
     channel (floor -120 dB)."""
-    idx, lo, hi = _grid(spec.freqs)
-    energy = np.zeros((spec.power.shape[0], len(BAND_NAMES)), dtype=np.float32)
-    bands = np.unique(idx[lo:hi])
-    bands = bands[bands < len(BAND_NAMES)]
-    if bands.size:
-        starts = lo + np.searchsorted(idx[lo:hi], bands)
-        sums = np.add.reduceat(spec.power[:, starts[0]:hi], starts - starts[0], axis=1)
-        energy[:, bands] = sums
-    ref = (spec.n_fft / 4.0) ** 2           # |X|^2 peak of a full-scale sine, Hann window
+    energy = band_sums(spec.power, spec.freqs)
+    ref = full_scale_sine_power(spec.n_fft)
     return (10.0 * np.log10(np.maximum(energy / ref, 1e-12))).astype(np.float32)
 
 
@@ -133,4 +172,5 @@ def measure_spectrum(spec: Spectrogram) -> Spectrum:
     return Spectrum(bands_pct=band_balance(mean_power, spec.freqs),
                     centroid_hz=spectral_centroid(mean_power, spec.freqs),
                     band_energy_over_time=band_energy_over_time(spec),
-                    low_rolloff_hz=low_rolloff_hz(mean_power, spec.freqs))
+                    low_rolloff_hz=low_rolloff_hz(mean_power, spec.freqs),
+                    band_levels_db=band_levels_db(mean_power, spec))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features
+from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features, MonoFold
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
 from trackgrade.grading.genre_model import genre_inputs
@@ -19,9 +19,10 @@ from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.keys import open_key as open_key_for
-from trackgrade.model import (Analysis, Danceability, DanceabilityBreakdown, Diagnosis, Energy,
-                              Extras, Frequency, FrequencyBands, GenreAlternative, GenreResult,
-                              KeyAlternative,
+from trackgrade.delivery.checks import delivery_checks
+from trackgrade.model import (Analysis, BandLevels, CodecCheck, Danceability, DanceabilityBreakdown,
+                              Delivery, Diagnosis, Energy, Extras, Frequency, FrequencyBands,
+                              GenreAlternative, GenreResult, KeyAlternative,
                               KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
                               TempoAlternative)
 
@@ -243,6 +244,27 @@ def _mix(f: Features, score: int) -> Mix:
                clipping_pct=_num(f.dynamics.clipping_pct, 3, 0.0, 100.0), score=score)
 
 
+def _levels(f: Features) -> BandLevels | None:
+    levels = f.spectrum.band_levels_db
+    if levels is None:
+        return None
+    return BandLevels.from_mapping({b: _num(levels[b], 2, -120.0, 30.0) for b in BAND_NAMES})
+
+
+def _delivery(f: Features, mix: Mix) -> Delivery:
+    """Platforms from the document's loudness and true peak; the mono fold-down
+    (a file measured without one reads as mono); codecs when previewed."""
+    codecs = None if f.codecs is None else tuple(
+        CodecCheck(codec=c.codec, bitrate_kbps=c.bitrate_kbps,
+                   true_peak_dbtp=_num(c.true_peak_dbtp, 1, -120.0, 30.0),
+                   true_peak_rise_db=_num(c.true_peak_dbtp - f.loudness.true_peak_dbtp, 1, -150.0, 150.0),
+                   clips=bool(c.true_peak_dbtp > 0.0))
+        for c in f.codecs)
+    fold = f.mono if f.mono is not None else MonoFold.of_mono()
+    return delivery_checks(loudness_lufs=mix.loudness_lufs, true_peak_dbtp=mix.peak_dbfs,
+                           mono=fold, codecs=codecs)
+
+
 def _key(f: Features) -> KeyResult | None:
     key = f.tonality.key
     if key is None:
@@ -269,6 +291,7 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
     p = j.pillars
     duration = _num(f.duration_s, 2, 0.0)
     sections = _sections(f, duration)
+    mix = _mix(f, p["mix_quality"].score)
     draft = Analysis(
         file_name=file_name, mastering_status=status, duration_seconds=duration,
         score=j.score, grade=grade_for(j.score),
@@ -287,8 +310,8 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
         frequency=Frequency(bands=FrequencyBands.from_mapping(round_bands(f.spectrum.bands_pct)),
                             ideal=FrequencyBands.from_mapping(j.profile["ideal_bands"]),
                             centroid_hz=_num(f.spectrum.centroid_hz, 1, 0.0, 24000.0),
-                            score=p["frequency_balance"].score),
-        mix=_mix(f, p["mix_quality"].score),
+                            score=p["frequency_balance"].score, levels_db=_levels(f)),
+        mix=mix,
         structure=StructureResult(sections=sections, score=p["structure"].score,
                                   judged=S.judged_structure(f.duration_s)),
         danceability=Danceability(breakdown=DanceabilityBreakdown(**p["danceability"].parts),
@@ -296,6 +319,7 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
         energy=Energy(score=p["energy"].score, rms_mean=_num(f.dynamics.rms_mean, 4, 0.0, 2.0),
                       onset_rate=_num(f.rhythm.onset_rate, 2, 0.0, 100.0)),
         diagnosis=Diagnosis("pending", "", None, None, None), feedback=(),
+        delivery=_delivery(f, mix),
         extras=_extras(f, j, status, sections),
     )
     draft = draft.with_diagnosis(template_diagnosis(draft))

@@ -7,6 +7,7 @@ comes from: benchmarks/GENRES.md ("Tolerances and limits").
 
 from __future__ import annotations
 
+from trackgrade.delivery.platforms import PLATFORMS
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 
 MASTERING_STATUSES = ("pre-master", "master")
@@ -47,8 +48,19 @@ PRE_MASTER_IDEAL_PEAK_DBTP = -6.0
 PRE_MASTER_LUFS = (-23.0, -14.0)
 PRE_MASTER_SEND_LUFS = -18.0
 STREAMING_REFERENCE_LUFS = -14.0     # Spotify, YouTube, Tidal, Amazon Music
-STREAMING_LUFS = (("Spotify", -14.0), ("YouTube", -14.0), ("Tidal", -14.0), ("Amazon Music", -14.0),
-                  ("Apple Music", -16.0))
+# (name, reference LUFS) of every platform that normalises (delivery.platforms.PLATFORMS)
+STREAMING_LUFS = tuple((p.name, p.reference_lufs) for p in PLATFORMS if p.reference_lufs is not None)
+
+# Delivery checks (CONTRACT.md section 5): a band that loses this much summed to
+# mono gets a `stereo` warn; the low end is mono when sub_bass and bass each
+# lose less than LOW_END_MONO_LOSS_DB.
+MONO_LOSS_WARN_DB = 3.0
+LOW_END_MONO_LOSS_DB = 1.0
+LOW_END_BANDS = ("sub_bass", "bass")
+# `trackgrade album`: a track this far from the album's median loudness, or a
+# band this far from the album's (loudness-matched) median, is an outlier.
+ALBUM_LOUDNESS_OUTLIER_LU = 1.0
+ALBUM_BAND_OUTLIER_DB = 2.0
 TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points
 
 # Audio shorter than this is a part (a loop, an excerpt, a stem, a one-bar

@@ -7,6 +7,8 @@ script, no font, image or style is fetched (a Content-Security-Policy of
 `default-src 'none'` says so to the browser), and it prints on paper.
 
     context.py    Analysis (+ timeline, + references) -> what the page shows
+    delivery.py   the delivery section (platforms, mono, codecs) and the
+                  comparison view (`trackgrade.compare`)
     charts.py     chart geometry: tonal balance in dB against the target with
                   the tolerance band, the timeline, the Camelot wheel
     timeline.py   the series only the report draws, from decoded samples
@@ -41,11 +43,15 @@ def environment():
 
 
 def render_report(analysis: Analysis, *, timeline: Timeline | None = None,
-                  references: list[ReportTrack] | tuple = ()) -> str:
+                  references: list[ReportTrack] | tuple = (), comparison: dict | None = None) -> str:
     """One self-contained HTML document for an Analysis. `timeline` (from
     `timeline_of`) adds the waveform, correlation, overs and clipped regions;
-    each reference is drawn beside the track on every chart."""
+    each reference is drawn beside the track on every chart; `comparison`
+    (`trackgrade.compare(earlier, this)`) adds the comparison view."""
     from trackgrade.report.context import build
+    from trackgrade.report.delivery import comparison_block, delivery_block
 
     page = Page(track=ReportTrack(analysis, timeline), references=list(references))
-    return environment().get_template("report.html.j2").render(**build(page), csp=CSP)
+    return environment().get_template("report.html.j2").render(
+        **build(page), delivery=delivery_block(analysis), comparison=comparison_block(comparison),
+        csp=CSP)

@@ -67,7 +67,11 @@ def schemas() -> dict:
                                                             "detected family"},
                                    "external_id": {"type": ["string", "null"],
                                                    "maxLength": 255,
-                                                   "pattern": EXTERNAL_ID_PATTERN}},
+                                                   "pattern": EXTERNAL_ID_PATTERN},
+                                   "codec_preview": {"type": "boolean", "default": False,
+                                                     "description": "also measure the true peak "
+                                                                    "after MP3, AAC and Opus "
+                                                                    "(delivery.codecs)"}},
                                   ("file_name",)),
                            "additionalProperties": False},
         "UploadTarget": _obj({"url": {"type": "string", "format": "uri"},

@@ -54,6 +54,7 @@ class Job:
     data: bytes = field(repr=False, default=b"")
     test_mode: bool = False
     genre: str | None = None          # grade against this profile (None: the detected family)
+    codec_preview: bool = False       # measure delivery.codecs too
 
 
 class Sink(Protocol):
@@ -85,12 +86,13 @@ def _guard(fn: Callable[[], object]) -> Outcome:
 
 
 def score_stage(data: bytes, file_name: str, mastering_status: str,
-                genre: str | None = None) -> Outcome:
+                genre: str | None = None, codec_preview: bool = False) -> Outcome:
     """bytes -> graded Analysis (template diagnosis)."""
     from trackgrade import pipeline
 
     return _guard(lambda: pipeline.grade(pipeline.measure(data, file_name=file_name,
-                                                          parallel=False),
+                                                          parallel=False,
+                                                          codec_preview=codec_preview),
                                          file_name=file_name, mastering_status=mastering_status,
                                          genre=genre))
 
@@ -103,7 +105,7 @@ def enhance_stage(analysis: Analysis) -> Outcome:
 
 
 def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
-                       genre: str | None = None) -> Outcome:
+                       genre: str | None = None, codec_preview: bool = False) -> Outcome:
     """Test mode: the canned analysis (bytes never decoded), or the `_fail_<code>`."""
     from trackgrade import testmode
 
@@ -112,7 +114,7 @@ def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
         if code is not None:
             raise TrackgradeError(code, testmode.FAILURE_MESSAGES.get(
                 code, f"test mode: {file_name!r} asks to fail with {code}"))
-        return testmode.canned_analysis(file_name, mastering_status, genre)
+        return testmode.canned_analysis(file_name, mastering_status, genre, codec_preview)
     return _guard(run)
 
 
@@ -184,7 +186,7 @@ class _PoolExecutor:
         second = enhance_stage          # the narrative never touches audio: one stage for both
         try:
             future = self._pool().submit(first, job.data, job.file_name, job.mastering_status,
-                                         job.genre)
+                                         job.genre, job.codec_preview)
         except Exception:
             self._release()
             raise TrackgradeError("engine_at_capacity", "the analysis engine is restarting; "

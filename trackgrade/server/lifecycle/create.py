@@ -89,7 +89,7 @@ class Creating(LifecycleCore):
             id=str(uuid.uuid4()), account_id=caller.account_id, key_id=caller.key_id,
             livemode=caller.livemode, created_at=isoformat(self.clock.now()),
             file_name=sub.file_name, mastering_status=sub.mastering_status,
-            external_id=sub.external_id, genre=sub.genre,
+            external_id=sub.external_id, genre=sub.genre, codec_preview=sub.codec_preview,
             upload_expires_at=now + self.upload_ttl)
 
     def _accepted_body(self, row: AnalysisRow, remaining: int | None, url: str,

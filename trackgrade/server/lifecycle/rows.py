@@ -46,6 +46,7 @@ class Submission:
     mastering_status: str
     external_id: str | None
     genre: str | None = None         # grade against this profile (a key of GET /genres)
+    codec_preview: bool = False      # measure delivery.codecs too
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class AnalysisRow:
     mastering_status: str
     external_id: str | None = None
     genre: str | None = None
+    codec_preview: bool = False
     status: str = "processing"              # processing | complete | failed
     diagnosis_status: str = "pending"       # pending | ready
     completed_at: str | None = None

@@ -19,7 +19,7 @@ from trackgrade.server.routes.common import (
     single_query,
 )
 
-BODY_FIELDS = ("file_name", "mastering_status", "external_id", "genre")
+BODY_FIELDS = ("file_name", "mastering_status", "external_id", "genre", "codec_preview")
 MAX_NAME = 255
 MAX_EXTERNAL_ID = 255
 # Extensions of formats the service certainly cannot take; anything else
@@ -84,8 +84,12 @@ def parse_submission(body: dict) -> Submission:
     genre = body.get("genre")
     if genre is not None:
         check_genre(genre)
+    codec_preview = body.get("codec_preview", False)
+    if not isinstance(codec_preview, bool):
+        raise TrackgradeError("parameter_invalid", "codec_preview must be true or false",
+                              param="codec_preview")
     return Submission(file_name=file_name, mastering_status=mastering, external_id=external_id,
-                      genre=genre)
+                      genre=genre, codec_preview=codec_preview)
 
 
 def parse_limit(raw: str | None) -> int:

@@ -142,7 +142,8 @@ def blueprint(ctx) -> Blueprint:
             check_room(executor)
             ctx.lifecycle.accept_upload(analysis_id, token, len(data))
             job = Job(analysis_id=analysis_id, file_name=row["file_name"],
-                      mastering_status=row["mastering_status"], genre=row.get("genre"), data=data,
+                      mastering_status=row["mastering_status"], genre=row.get("genre"),
+                      codec_preview=bool(row.get("codec_preview", False)), data=data,
                       test_mode=not livemode)
             try:
                 executor.submit(job, ctx.lifecycle)

@@ -1,0 +1,216 @@
+"""Delivery checks: what they cost and whether the codec preview is right.
+
+    python benchmarks/bench_delivery.py agreement    # passages vs whole-track encode
+    python benchmarks/bench_delivery.py speed        # whole processes, 5-minute track
+    python benchmarks/bench_delivery.py mono         # CPU the mono fold-down adds
+
+agreement: every original real clip of ../shared/truth/real (edge cases left
+out) and the 5-minute `speed` track, each raised so its sample peak sits at
+-0.1 dBFS (a master as hot as they come): the true peak after MP3 320, AAC 256
+and Opus 160 measured on the loudest passages (what `--codec-preview` does)
+against an encode of the whole track. Nothing was fitted to these files (the
+passage rule was set before they were run).
+
+speed: rounds of whole processes, alternated so a busy machine slows each
+alike: `trackgrade analyze --json` of this tree, the same with
+`--codec-preview`, `trackgrade analyze --json` of the tree at --baseline
+(default /work/main, the code before these checks) and Essentia's pipeline
+(bench_engine.essentia_pipeline) on the 5-minute stereo track; medians, CPU
+time (wait4) and the ratios to Essentia in the same run.
+
+mono: CPU seconds (process time, one thread) of the long spectrum of the
+5-minute track with and without the mono fold-down's collector, median of
+rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+
+def speed_track() -> Path:
+    from truth import render_grid
+    folder, tracks = render_grid("speed")
+    return folder / tracks[0]["file"]
+
+
+def hot(samples: np.ndarray) -> np.ndarray:
+    peak = float(np.max(np.abs(samples)))
+    return (samples * (10 ** (-0.1 / 20) / peak)).astype(np.float32) if peak > 0 else samples
+
+
+def agreement(limit: int | None, stride: int = 1, offset: int = 0) -> None:
+    from trackgrade.engine.codecs import CODECS, codec_peaks, passages
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.loudness import measure_loudness
+    from trackgrade.errors import TrackgradeError
+    from truth import real_manifest
+
+    items = [(r["file"], Path(r["path"])) for r in real_manifest()
+             if r["variant"] == "original" and r["category"] != "edge-case"]
+    items = items[offset::stride][:limit] if limit else items[offset::stride]
+    items.append(("speed_techno_5min.wav", speed_track()))
+    rows = []
+    skipped = []
+    for name, path in items:
+        try:
+            audio = decode(path.read_bytes(), file_name=path.name)
+        except TrackgradeError as exc:              # formats the service does not take
+            skipped.append(f"{name}: {exc.message}")
+            continue
+        x = hot(audio.samples)
+        loud = measure_loudness(x, audio.sample_rate)
+        t0 = time.process_time()
+        quick = codec_peaks(x, audio.sample_rate, loud)
+        t_quick = time.process_time() - t0
+        t0 = time.process_time()
+        whole = codec_peaks(x, audio.sample_rate, loud, whole_track=True)
+        t_whole = time.process_time() - t0
+        covered = sum(e - s for s, e in passages(x, audio.sample_rate, loud)) / x.shape[0]
+        row = {"file": name, "seconds": round(audio.duration_s, 1), "rate": audio.sample_rate,
+               "true_peak": round(loud.true_peak_dbtp, 2), "covered": round(covered, 3),
+               "cpu_quick_s": round(t_quick, 2), "cpu_whole_s": round(t_whole, 2)}
+        for q, w in zip(quick, whole):
+            row[q.codec] = {"quick": round(q.true_peak_dbtp, 2), "whole": round(w.true_peak_dbtp, 2),
+                            "diff": round(q.true_peak_dbtp - w.true_peak_dbtp, 2)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    summary = {"items": len(rows), "skipped": skipped}
+    for codec, *_ in CODECS:
+        diffs = [r[codec]["diff"] for r in rows]
+        rises = [r[codec]["whole"] - r["true_peak"] for r in rows]
+        summary[codec] = {"max_abs_diff_db": max(abs(d) for d in diffs),
+                          "median_diff_db": statistics.median(diffs),
+                          "within_0_5_db": sum(abs(d) <= 0.5 for d in diffs),
+                          "median_rise_db": round(statistics.median(rises), 2),
+                          "max_rise_db": round(max(rises), 2)}
+    summary["cpu_quick_s_median"] = statistics.median(r["cpu_quick_s"] for r in rows)
+    summary["cpu_whole_s_median"] = statistics.median(r["cpu_whole_s"] for r in rows)
+    print(json.dumps(summary, indent=1))
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / "delivery_agreement.json").write_text(json.dumps({"summary": summary, "rows": rows},
+                                                            indent=1))
+
+
+PEER = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from pathlib import Path
+import bench_engine
+result = bench_engine.essentia_pipeline(Path(sys.argv[1]))
+Path(sys.argv[2]).write_text(json.dumps(result, default=float))
+"""
+
+
+def run_once(cmd: list[str], pythonpath: Path, workdir: Path) -> tuple[float, float]:
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    with open(workdir / "out.json", "wb") as sink, open(workdir / "err.txt", "wb") as err:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=sink, stderr=err, env=env, cwd=workdir)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError((workdir / "err.txt").read_text(errors="replace")[-800:])
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def speed(rounds: int, baseline: Path) -> None:
+    track = speed_track()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        out = str(workdir / "peer.json")
+        contenders = {
+            "analyze": ([sys.executable, "-m", "trackgrade", "analyze", str(track), "--json"], ROOT),
+            "analyze --codec-preview": ([sys.executable, "-m", "trackgrade", "analyze", str(track),
+                                         "--json", "--codec-preview"], ROOT),
+            "essentia": ([sys.executable, "-c", PEER.format(bench=str(ROOT / "benchmarks")),
+                          str(track), out], ROOT),
+        }
+        if (baseline / "trackgrade").is_dir():
+            contenders["analyze (baseline)"] = (
+                [sys.executable, "-m", "trackgrade", "analyze", str(track), "--json"], baseline)
+        for cmd, path in contenders.values():           # warm caches and .pyc files
+            run_once(cmd, path, workdir)
+        times = {name: [] for name in contenders}
+        cpu = {name: [] for name in contenders}
+        load_before = os.getloadavg()[0]
+        for r in range(rounds):
+            for name, (cmd, path) in contenders.items():
+                wall, used = run_once(cmd, path, workdir)
+                times[name].append(wall)
+                cpu[name].append(used)
+            print(f"round {r + 1}: " + "  ".join(f"{n} {times[n][-1]:.2f}s" for n in contenders),
+                  flush=True)
+    report = {"rounds": rounds, "load_before": load_before, "load_after": os.getloadavg()[0],
+              "track": track.name, "results": {}}
+    ess = times["essentia"]
+    for name in contenders:
+        report["results"][name] = {
+            "median_s": round(statistics.median(times[name]), 3),
+            "cpu_median_s": round(statistics.median(cpu[name]), 3),
+            "essentia_over_this": round(statistics.median(e / t for e, t in zip(ess, times[name])), 3),
+            "cpu_essentia_over_this": round(statistics.median(cpu["essentia"]) /
+                                            statistics.median(cpu[name]), 3)}
+    print(json.dumps(report, indent=1))
+    out_dir = ROOT / "benchmarks" / "out"
+    out_dir.mkdir(exist_ok=True)
+    (out_dir / "delivery_speed.json").write_text(json.dumps(report, indent=1))
+
+
+def mono(rounds: int) -> None:
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.frames import long_grid, long_spectrum
+    from trackgrade.engine.mono import ChannelBands, measure_mono
+
+    audio = decode(speed_track().read_bytes(), file_name="speed.wav")
+    x, rate = audio.samples, audio.sample_rate
+    plain, folded = [], []
+    for _ in range(rounds):
+        t0 = time.process_time()
+        long_spectrum(x, rate, workers=1)
+        plain.append(time.process_time() - t0)
+        t0 = time.process_time()
+        sink = ChannelBands(*long_grid(rate, x.shape[0]))
+        spec = long_spectrum(x, rate, workers=1, sink=sink)
+        measure_mono(sink, spec.frame_weights(), 1.0)
+        folded.append(time.process_time() - t0)
+    p, f = statistics.median(plain), statistics.median(folded)
+    print(json.dumps({"rounds": rounds, "long_spectrum_cpu_s": round(p, 3),
+                      "with_mono_fold_cpu_s": round(f, 3), "added_cpu_s": round(f - p, 3)}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=("agreement", "speed", "mono"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=None, help="agreement: first N clips only")
+    parser.add_argument("--stride", type=int, default=1, help="agreement: every Nth clip only")
+    parser.add_argument("--offset", type=int, default=0, help="agreement: starting at this clip")
+    parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
+    args = parser.parse_args()
+    if args.what == "agreement":
+        agreement(args.limit, args.stride, args.offset)
+    elif args.what == "speed":
+        speed(args.rounds, args.baseline)
+    else:
+        mono(args.rounds)
+
+
+if __name__ == "__main__":
+    main()
