@@ -1,17 +1,32 @@
-import sys
-from pathlib import Path
+"""Fixtures shared by the whole suite.
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+How tests import (no `sys.path.insert` anywhere): `tests/` and each folder in
+it are packages, and pytest puts the repository root on `sys.path` (the
+`pythonpath` option in pyproject.toml), so a test imports the package and its
+helpers by their full names:
 
+    from trackgrade.engine.decode import decode
+    from tests.truth import render_specs, need_real
+    from tests.server.server_harness import start, wav_bytes
+    from tests.webhooks.receiver import Receiver
 
-import pytest  # noqa: E402
+Ground truth: tests/truth.py makes the EBU signals and the synthetic tracks
+with the project's own generators (tests/truth_gen/, cached in
+TRACKGRADE_CACHE); only the licensed real clips come from ../shared (or
+TRACKGRADE_SHARED), and a test that needs them calls `need_real()` or takes
+`real_params(...)`, so a clone without them skips exactly those tests, each
+naming ../shared and TRACKGRADE_SHARED. Under CI (`CI=true`) a skip fails
+the run (see `pytest_terminal_summary` below and .ci/run).
+"""
+
+import pytest
 
 
 @pytest.fixture(scope="session")
 def postgres_server():
     """One real throwaway PostgreSQL for the session (tests/pgserver.py).
     Missing server binaries fail the tests that need it, loudly."""
-    from pgserver import LocalPostgres, PostgresMissing
+    from tests.pgserver import LocalPostgres, PostgresMissing
 
     try:
         server = LocalPostgres().start()

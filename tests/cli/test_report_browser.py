@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import TEXT_BOXES_JS, Browser
+from tests.browser import TEXT_BOXES_JS, Browser
 from trackgrade.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import re
 import shutil
 
 import pytest
-from served import Served, credits, free_port, make_key
-from server_harness import wav_bytes
-from truth import render_specs
+from tests.client.served import Served, credits, free_port, make_key
+from tests.server.server_harness import wav_bytes
+from tests.truth import render_specs
 from typer.testing import CliRunner
 
 from trackgrade.cli import app

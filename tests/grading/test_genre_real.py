@@ -5,9 +5,9 @@ import pytest
 
 from trackgrade.grading import build_analysis
 
-from truth import render_specs
-
 from trackgrade.pipeline import measure
+
+from tests.truth import render_specs
 
 SPECS = [
     {"name": "gr_dnb", "style": "drum_and_bass", "bpm": 174, "key": "F", "seconds": 24, "seed": 3},

@@ -20,12 +20,13 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.limits import BAND_LABELS
 
-from truth import real_manifest
+from tests.truth import real_manifest, real_only, real_params
 
 from .real_audio import features
 
 CLIPS = [r["file"] for r in real_manifest() if r["variant"] == "original"
          and r["category"] != "edge-case" and float(r["duration_s"] or 0) >= 2.0]
+pytestmark = real_only()
 NUMBER = r"([+-]\d+(?:\.\d+)?)"
 
 
@@ -76,7 +77,7 @@ def test_every_real_clip_is_rendered(rendered):
     assert len(rendered) >= 40
 
 
-@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_no_two_statements_contradict(rendered, clip):
     a, text = rendered[clip]
     numbers = band_numbers(a, text)

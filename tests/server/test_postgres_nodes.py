@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
-from receiver import Receiver  # noqa: E402
-from serve_process import CLI, ServeProcess, make_key  # noqa: E402
-from server_harness import request, upload  # noqa: E402
-from truth import render_specs  # noqa: E402
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.serve_process import CLI, ServeProcess, make_key
+from tests.server.server_harness import request, upload
+from tests.truth import render_specs
 
 RATE = 40
 ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import request, start  # noqa: E402
+from tests.server.server_harness import request, start
 
 PATHS = ("/v1/analyses", f"/v1/analyses/{uuid.uuid4()}", f"/v1/analyses/{uuid.uuid4()}/status",
          f"/v1/uploads/{uuid.uuid4()}", "/v1/genres", f"/v1/embed/{uuid.uuid4()}",

@@ -5,12 +5,9 @@ TRACKGRADE_PORT honoured when no flag is given."""
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import CLI, ServeProcess, admin, free_port  # noqa: E402
-from server_harness import request  # noqa: E402
+from tests.server.serve_process import CLI, ServeProcess, admin, free_port
+from tests.server.server_harness import request
 
 
 def test_a_second_server_on_the_same_directory_refuses_with_one_line(tmp_path):

@@ -3,20 +3,17 @@ maintenance) and the read endpoints (GET one, status, list)."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import hold_executor, start, wav_bytes  # noqa: E402
+from trackgrade.server import accounts, admin
+from trackgrade.server.documents import SERVER_FIELDS
+from trackgrade.server.worker import ThreadExecutor
 
-from trackgrade.server import accounts, admin  # noqa: E402
-from trackgrade.server.documents import SERVER_FIELDS  # noqa: E402
-from trackgrade.server.worker import ThreadExecutor  # noqa: E402
+from tests.server.server_harness import hold_executor, start, wav_bytes
 
 
 @pytest.fixture(scope="module")

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from trackgrade.server import admin, documents
 
-from trackgrade.server import admin, documents  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 
 @pytest.fixture(scope="module")

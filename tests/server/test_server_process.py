@@ -5,20 +5,17 @@ switch and revocation seen by the running server, `--maintenance`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from serve_process import ServeProcess, admin, make_key  # noqa: E402
-from server_harness import request, wav_bytes  # noqa: E402
-from server_harness import upload as upload_to  # noqa: E402
-from truth import render_specs  # noqa: E402
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.serve_process import ServeProcess, admin, make_key
+from tests.server.server_harness import request, wav_bytes
+from tests.server.server_harness import upload as upload_to
+from tests.truth import render_specs
 
 
 class Served(ServeProcess):

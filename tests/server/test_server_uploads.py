@@ -4,18 +4,15 @@ expiry sweeper, and the proof that audio never touches a file."""
 from __future__ import annotations
 
 import socket
-import sys
 import tempfile
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import hold_executor, multipart, start, wav_bytes  # noqa: E402
+from trackgrade.server.store import open_store
 
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.server_harness import hold_executor, multipart, start, wav_bytes
 
 
 @pytest.fixture(scope="module")

@@ -5,20 +5,16 @@ process pool, engine failures, a crashed worker."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from server_harness import start, wav_bytes  # noqa: E402
-from truth import render_specs  # noqa: E402
+from trackgrade.errors import TrackgradeError
+from trackgrade.server.worker import Job, ProcessExecutor, ThreadExecutor
 
-from trackgrade.errors import TrackgradeError  # noqa: E402
-from trackgrade.server.worker import Job, ProcessExecutor, ThreadExecutor  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
+from tests.truth import render_specs
 
 
 class Recorder:

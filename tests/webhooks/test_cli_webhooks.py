@@ -11,22 +11,19 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from receiver import Receiver, answer  # noqa: E402
-from server_harness import request, start  # noqa: E402
+from trackgrade import signing
+from trackgrade.cli import app
+from trackgrade.server import accounts
+from trackgrade.server.clock import SystemClock
+from trackgrade.server.store import new_event, open_store
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.cli import app  # noqa: E402
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.clock import SystemClock  # noqa: E402
-from trackgrade.server.store import new_event, open_store  # noqa: E402
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver, answer
+from tests.server.server_harness import request, start
 
 SECRET = "whsec_test_secret_123"
 BODY = b'{"id":"evt_1","type":"analysis.completed","data":{"object":{"id":"an_1"}}}'

@@ -4,25 +4,22 @@ receiver, with time moved by a FixedClock (no sleeping through backoff)."""
 from __future__ import annotations
 
 import random
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-sys.path.insert(0, str(Path(__file__).parent))
-from receiver import Receiver, answer, fail_first  # noqa: E402
-
-from trackgrade import signing  # noqa: E402
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.clock import FixedClock  # noqa: E402
-from trackgrade.server.store import MemoryStore, new_event, open_store  # noqa: E402
-from trackgrade.server.webhooks import DispatchOptions, Dispatcher, HttpSender  # noqa: E402
-from trackgrade.server.webhooks import endpoints, state  # noqa: E402
-from trackgrade.server.webhooks.schedule import (  # noqa: E402
+from trackgrade import signing
+from trackgrade.server import accounts
+from trackgrade.server.clock import FixedClock
+from trackgrade.server.store import MemoryStore, new_event, open_store
+from trackgrade.server.webhooks import DispatchOptions, Dispatcher, HttpSender
+from trackgrade.server.webhooks import endpoints, state
+from trackgrade.server.webhooks.schedule import (
     DEFAULT_SCHEDULE, next_wait, parse_retry_after, parse_schedule,
 )
+
+from tests.webhooks.receiver import Receiver, answer, fail_first
 
 T0 = 1_700_000_000.0
 
