@@ -19,6 +19,8 @@ naming ../shared and TRACKGRADE_SHARED. Under CI (`CI=true`) a skip fails
 the run (see `pytest_terminal_summary` below and .ci/run).
 """
 
+import os
+
 import pytest
 
 
@@ -40,3 +42,28 @@ def postgres_server():
 def postgres_url(postgres_server):
     """A fresh, empty database on the session's PostgreSQL."""
     return postgres_server.create_database()
+
+
+def _no_skips_allowed() -> bool:
+    """CI (`CI=true`, or TRACKGRADE_NO_SKIPS=1 as .ci/run sets) has ../shared: a skip there
+    means a proof did not run, so it fails the run."""
+    flags = (os.environ.get("CI", ""), os.environ.get("TRACKGRADE_NO_SKIPS", ""))
+    return any(flag.lower() in ("1", "true", "yes") for flag in flags)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workerinput") or not _no_skips_allowed():
+        return                            # an xdist worker: the controller counts
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped and session.exitstatus == 0:
+        session.exitstatus = 1
+        session.config._no_skip_failure = skipped
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    skipped = getattr(config, "_no_skip_failure", 0)
+    if skipped:
+        terminalreporter.write_line(
+            f"FAILED: {skipped} test(s) skipped under CI, where nothing may skip "
+            "(../shared is beside the clone there; see the SKIPPED lines above)", red=True, bold=True)
