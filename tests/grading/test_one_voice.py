@@ -14,11 +14,11 @@ import re
 import pytest
 from rich.console import Console
 
-from trackgrade.cli.render import BAND_TITLES, render_analysis
+from trackgrade.cli.render import render_analysis
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.grading.limits import BAND_LABELS, BAND_WORDS
 
 from tests.truth import real_manifest, real_only, real_params
 
@@ -55,7 +55,7 @@ def band_numbers(analysis, text_screen: str) -> dict[str, set]:
                 found[b].add((float(m.group(1)), m.group(2)))
     for line in text_screen.splitlines():
         for b in BAND_NAMES:
-            m = re.match(r"\s*" + re.escape(BAND_TITLES[b]) + r"\s+\d+-\S+\s.*?" + NUMBER
+            m = re.match(r"\s*" + re.escape(BAND_WORDS[b].title) + r"\s+\d+-\S+\s.*?" + NUMBER
                          + r"\s+±", line)
             if m:
                 found[b].add((float(m.group(1)), "dB"))

@@ -19,21 +19,18 @@ from rich.text import Text
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.wording import band_db, target_name
-from trackgrade.grading.grade import GRADE_TABLE
-from trackgrade.grading.limits import BAND_TOLERANCE_DB, SUGGEST_BEYOND, TRUE_PEAK_MAX_DBTP
+from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
+                                       TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import Analysis
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
            ("structure", "Structure"))
-BAND_TITLES = {"sub_bass": "Sub bass", "bass": "Bass", "low_mid": "Low mids", "mid": "Mids",
-               "upper_mid": "Upper mids", "high": "Highs", "air": "Air"}
 FEEDBACK_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 FEEDBACK_STYLE = {"warn": ("▲ warn", "bold red"), "tip": ("● tip ", "bold yellow"),
                   "pass": ("✓ pass", "bold green")}
 SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
                  "breakdown": "blue", "outro": "cyan"}
-GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 SKIPPED_NAMES = 6
 
 
@@ -155,7 +152,7 @@ def bands_table(analysis: Analysis) -> Table:
         style = ("green" if abs(diff) <= tolerance else "" if abs(diff) < SUGGEST_BEYOND * tolerance
                  else "red" if diff > 0 else "yellow")
         cells = bar_with_marker(mine, target, top, width=20, style=style)
-        table.add_row(BAND_TITLES[name], f"{lo}-{hi if hi < 20000 else '20k'}",
+        table.add_row(BAND_WORDS[name].title, f"{lo}-{hi if hi < 20000 else '20k'}",
                       f"{mine:5.1f}%", f"{target:5.1f}%", cells,
                       Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
     table.caption = ("┃ marks the target · dB: your band against the target's · normal: the spread "
@@ -273,10 +270,6 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     )
 
 
-BAND_SHORT = {"sub_bass": "sub", "bass": "bass", "low_mid": "lo-m", "mid": "mid",
-              "upper_mid": "hi-m", "high": "high", "air": "air"}
-
-
 def comparison_table(analyses: list[Analysis]) -> Table:
     """One line per analysed file, for `analyze` with several files."""
     table = Table(box=box.SIMPLE_HEAD, title="Side by side", title_justify="left",
@@ -307,7 +300,7 @@ def genres_table(genres: list[dict], *, wide: bool = True) -> Table:
                      width=max([6] + [len(g.get("family") or "") for g in genres]))
     table.add_column("BPM", justify="right", no_wrap=True)
     for name in BAND_NAMES:
-        table.add_column(BAND_SHORT[name], justify="right", no_wrap=True)
+        table.add_column(BAND_WORDS[name].short, justify="right", no_wrap=True)
     families_done = False
     for entry in genres:
         if entry.get("family") and not families_done:

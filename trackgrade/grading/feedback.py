@@ -11,7 +11,7 @@ from __future__ import annotations
 from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         not_electronic_text, profile_name, target_name, targets)
-from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
 
@@ -165,11 +165,11 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         tol = BAND_TOLERANCE_DB[b]
         if change > 0:
             filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
-            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
+            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
                     f"±{tol:g} dB): boost by about {change:.0f} dB, or check for a {filt} filter "
                     f"cutting it.")
         else:
-            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
+            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
                     f"±{tol:g} dB): cut about {-change:.0f} dB there with a broad EQ.")
         out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:

@@ -7,6 +7,8 @@ comes from: benchmarks/GENRES.md ("Tolerances and limits").
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 
 MASTERING_STATUSES = ("pre-master", "master")
@@ -36,9 +38,34 @@ def _span(lo: float, hi: float) -> str:
     return f"{lo:g} Hz-{hi / 1000:g} kHz"
 
 
-_WORDS = ("sub-bass", "bass", "low mids", "mids", "upper mids", "highs", "air")
-BAND_LABELS = {name: f"{word} ({_span(lo, hi)})"
-               for name, word, (lo, hi) in zip(BAND_NAMES, _WORDS, BAND_EDGES_HZ)}
+class BandWords(NamedTuple):
+    """How one band is named: a table row, a chart label, a narrow column header,
+    and in a sentence (lower case; BAND_LABELS adds its span)."""
+    title: str
+    chart: str
+    short: str
+    sentence: str
+
+
+# The one table of band names: the terminal, the report, the genre table and
+# the words of the diagnosis and the feedback all read it.
+BAND_WORDS = {
+    "sub_bass": BandWords("Sub bass", "Sub", "sub", "sub-bass"),
+    "bass": BandWords("Bass", "Bass", "bass", "bass"),
+    "low_mid": BandWords("Low mids", "Low mid", "lo-m", "low mids"),
+    "mid": BandWords("Mids", "Mid", "mid", "mids"),
+    "upper_mid": BandWords("Upper mids", "Upper mid", "hi-m", "upper mids"),
+    "high": BandWords("Highs", "High", "high", "highs"),
+    "air": BandWords("Air", "Air", "air", "air"),
+}
+BAND_LABELS = {name: f"{BAND_WORDS[name].sentence} ({_span(lo, hi)})"
+               for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ)}
+
+
+def sentence_start(text: str) -> str:
+    """`text` with its first letter capitalised and the rest kept ("Highs (4-8 kHz)",
+    never str.capitalize()'s "Highs (4-8 khz)")."""
+    return text[:1].upper() + text[1:]
 
 # Loudness and peaks. Master ceiling: AES TD1004 / streaming delivery specs.
 # Pre-master: the mastering engineer's usual request (-18 LUFS, 6 dB headroom).

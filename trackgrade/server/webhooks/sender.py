@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-from trackgrade.server.webhooks.schedule import parse_retry_after
+from trackgrade.retry_after import parse_retry_after
 
 TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 64 * 1024
