@@ -18,8 +18,9 @@ import pytest
 
 from tests.server.server_harness import request, start
 
-PATHS = ("/v1/analyses", f"/v1/analyses/{uuid.uuid4()}", f"/v1/analyses/{uuid.uuid4()}/status",
-         f"/v1/uploads/{uuid.uuid4()}", "/v1/genres", f"/v1/embed/{uuid.uuid4()}",
+# fixed ids: test ids must be the same in every process (pytest -n collects in each worker)
+PATHS = ("/v1/analyses", f"/v1/analyses/{uuid.UUID(int=1)}", f"/v1/analyses/{uuid.UUID(int=2)}/status",
+         f"/v1/uploads/{uuid.UUID(int=3)}", "/v1/genres", f"/v1/embed/{uuid.UUID(int=4)}",
          "/v1/openapi.json")
 
 
