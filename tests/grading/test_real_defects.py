@@ -21,7 +21,7 @@ pytestmark = real_only()
 EXPECT = {
     "clipping": ("mix_quality", "clipped"),
     "low_cut": ("frequency_balance", "low cut"),
-    "polarity": ("mix_quality", "out of phase"),
+    "polarity": ("mix_quality", "polarity"),       # out of phase, or a polarity check when barely below 0
     "noise": ("mix_quality", "noise"),
     "quiet": ("mix_quality", "quieter than"),
 }

@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.display import clock, mix_rows, score_tier
+from trackgrade.display import clock, mix_rows, plural, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.wording import band_db, target_name
 from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
@@ -230,7 +230,7 @@ def feedback_table(analysis: Analysis, *, passes_in_one_line: bool = False) -> T
     passed = sorted({i.category for i in items if i.type == "pass"})
     if passes_in_one_line and passed:
         table.add_row(Text(FEEDBACK_STYLE["pass"][0], style=FEEDBACK_STYLE["pass"][1]),
-                      f"{len(passed)} checks", Text(", ".join(passed) + " (--verbose: the full "
+                      plural(len(passed), "check"), Text(", ".join(passed) + " (--verbose: the full "
                                                      "diagnosis and every check)", style="dim"))
     return table
 

@@ -96,5 +96,10 @@ HISS_BALANCE_DB = 4.0
 
 # Stereo
 PHASE_CORRELATION_LOW = 0.3
+# Out of phase: summed to mono, L+R keeps (1 + correlation) / 2 of the energy;
+# at 0 (unrelated channels) that is -3 dB, as for any wide stereo, at -0.5 it is
+# -6 dB and towards -1 the track vanishes. Between -0.5 and 0 the channels are
+# only slightly opposed: worth a polarity check, never "out of phase".
+OUT_OF_PHASE_CORRELATION = -0.5
 MONO_WIDTH = 0.01
 WIDE_WIDTH = 0.35

@@ -32,6 +32,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from trackgrade.display import plural
 from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
 from trackgrade.server import accounts, documents, queries
@@ -159,7 +160,7 @@ class Lifecycle:
         in_flight = queries.count_in_flight(txn, caller.key_id)
         if in_flight >= caller.in_flight:
             raise TrackgradeError(
-                "too_many_in_flight", f"this key already has {in_flight} analyses in flight "
+                "too_many_in_flight", f"this key already has {plural(in_flight, 'analysis', 'analyses')} in flight "
                 f"(limit {caller.in_flight}); wait for one to complete",
                 headers={"Retry-After": "5"})
         if caller.daily is not None:
@@ -168,7 +169,7 @@ class Lifecycle:
             if used >= caller.daily:
                 reset = int(day.timestamp()) + 86400
                 raise TrackgradeError(
-                    "daily_quota_exceeded", f"this key has used its {caller.daily} analyses "
+                    "daily_quota_exceeded", f"this key has used its {plural(caller.daily, 'analysis', 'analyses')} "
                     f"for today (UTC)", headers={"Retry-After": str(max(1, int(reset - now)))})
 
     def _new_row(self, caller: Caller, sub: Submission, now: float, token: str) -> dict:
