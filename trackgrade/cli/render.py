@@ -133,15 +133,17 @@ def pillars_table(analysis: Analysis) -> Table:
 def bands_table(analysis: Analysis) -> Table:
     """The seven bands against the target (the genre ideal or the references),
     the difference in dB as everywhere else (diagnosis, feedback)."""
+    # 78 columns wide: the whole table, "normal" included, fits an 80-column terminal
     table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {target_name(analysis)}",
-                  title_justify="left", title_style="bold", padding=(0, 1))
-    table.add_column("band")
-    table.add_column("Hz", style="dim", justify="right")
-    table.add_column("yours", justify="right")
-    table.add_column("ideal", justify="right", style="dim")
-    table.add_column("", min_width=20)
-    table.add_column("dB", justify="right")
-    table.add_column("normal", justify="right", style="dim")
+                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
+                  show_edge=False)
+    table.add_column("band", no_wrap=True)
+    table.add_column("Hz", style="dim", justify="right", no_wrap=True)
+    table.add_column("yours", justify="right", no_wrap=True)
+    table.add_column("ideal", justify="right", style="dim", no_wrap=True)
+    table.add_column("", min_width=20, no_wrap=True)
+    table.add_column("dB", justify="right", no_wrap=True)
+    table.add_column("normal", justify="right", style="dim", no_wrap=True)
     bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
     diff_db = band_db(analysis)
     top = max([getattr(bands, b) for b in BAND_NAMES] + [getattr(ideal, b) for b in BAND_NAMES]
@@ -444,7 +446,8 @@ def failures_table(rows: list[dict], folders: dict[str, str] | None = None) -> T
 def remote_list_table(docs: list[dict]) -> Table:
     """`trackgrade remote list`: one line per analysis, newest first."""
     table = Table(box=box.SIMPLE_HEAD, title=f"Analyses ({len(docs)}, newest first; UTC)",
-                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False)
+                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
+                  show_edge=False)
     table.add_column("id", no_wrap=True, min_width=36)
     table.add_column("created", no_wrap=True, min_width=11)
     table.add_column("file", overflow="ellipsis")
