@@ -93,6 +93,29 @@ def subgenre_name(analysis: Analysis) -> str | None:
     return genre_display_name(key)
 
 
+def genre_text(analysis: Analysis) -> Text:
+    """The header's genre: the profile the scores used first when the caller chose
+    one (`--genre`) or gave references, then what the track sounds like."""
+    g = analysis.genre
+    chosen = None
+    if g.target == "reference":
+        chosen = "your references"
+    elif g.target and g.target != g.detected:
+        from trackgrade.grading.genres import GENRES
+
+        chosen = GENRES[g.target]["name"] if g.target in GENRES else None
+    if chosen:
+        text = Text.assemble(("Judged against ", "dim"), (chosen, "bold"), ("   sounds like ", "dim"),
+                             g.name)
+    else:
+        text = Text.assemble((g.name, "bold"))
+        label = subgenre_name(analysis)
+        if label:
+            text.append(f"  closest to {label}")
+    text.append(f"   {g.confidence:.0%} confidence", style="dim")
+    return text
+
+
 def header_panel(analysis: Analysis) -> Panel:
     """Score and grade up front, with the file's identity."""
     style = score_style(analysis.score)
@@ -108,12 +131,7 @@ def header_panel(analysis: Analysis) -> Panel:
     facts.add_row("Tempo", Text.assemble((f"{analysis.tempo.bpm:.1f} BPM", "bold"),
                                          (f"   regularity {analysis.tempo.regularity:.2f}", "dim")))
     facts.add_row("Key", key_text(analysis))
-    genre = Text.assemble((analysis.genre.name, "bold"))
-    label = subgenre_name(analysis)
-    if label:
-        genre.append(f"  closest to {label}")
-    genre.append(f"   {analysis.genre.confidence:.0%} confidence", style="dim")
-    facts.add_row("Genre", genre)
+    facts.add_row("Genre", genre_text(analysis))
     subtitle = f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}"
     return Panel(Group(headline, Text(""), facts), title=Text(analysis.file_name, style="bold"),
                  title_align="left", subtitle=subtitle, subtitle_align="right",

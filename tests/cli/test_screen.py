@@ -1,5 +1,7 @@
-"""The terminal screen at 80 columns keeps every column of the band table,
-the "normal" spread included (it used to shrink to "norm" with no values)."""
+"""The terminal screen: at 80 columns every column of the band table stays,
+the "normal" spread included (it used to shrink to "norm" with no values);
+the header names the profile the caller chose (`--genre`), not only the
+detected family."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from trackgrade.grading.limits import BAND_TOLERANCE_DB, BAND_WORDS
 from tests.grading.factory import make_features
 
 
-def screen(width: int) -> list[str]:
-    analysis = build_analysis(make_features(), file_name="t.wav", mastering_status="master")
+def screen(width: int, **options) -> list[str]:
+    analysis = build_analysis(make_features(), file_name="t.wav", mastering_status="master",
+                              **options)
     console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(render_analysis(analysis))
     return console.export_text().splitlines()
@@ -29,3 +32,10 @@ def test_the_band_table_keeps_its_normal_column_at_80_columns():
         row = next(line for line in lines if line.startswith(words.title + " "))
         assert row.rstrip().endswith(f"±{BAND_TOLERANCE_DB[name]:g}"), row
     assert max(len(line.rstrip()) for line in lines) <= 80
+
+
+def test_the_header_names_the_chosen_genre():
+    detected = next(line for line in screen(100) if "Genre" in line)
+    assert "House" in detected and "Judged against" not in detected
+    chosen = next(line for line in screen(100, genre="dubstep") if "Genre" in line)
+    assert "Judged against Dubstep" in chosen and "sounds like House" in chosen
