@@ -102,6 +102,16 @@ def test_verify_webhook_as_a_real_process_and_its_usage_errors(tmp_path):
     assert run.returncode == 2 and "--secret" in run.stderr
 
 
+@pytest.mark.parametrize("command", ["listen", "verify-webhook"])
+def test_a_secret_without_whsec_is_a_usage_error(command):
+    """A secret that is not the endpoint's whsec_… can never verify a delivery:
+    refused up front (exit 2) instead of rejecting every delivery later."""
+    result = invoke(command, "--secret", "test_secret_123", "--header", "t=1,v1=00", stdin=BODY) \
+        if command == "verify-webhook" else invoke(command, "--secret", "test_secret_123")
+    assert result.exit_code == 2
+    assert "whsec_" in result.stderr and "admin webhooks add" in result.stderr
+
+
 class Listening:
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(CLI + ["listen", "--port", "0", *args],
