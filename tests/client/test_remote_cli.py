@@ -119,6 +119,30 @@ def test_failed_analysis_exits_1_with_one_line(served, tmp_path):
     assert "\n" not in line and "failed" in line and "code engine_error" in line
 
 
+def test_bad_audio_exits_1_whether_the_upload_or_the_worker_finds_it(served, tmp_path):
+    """ADPCM is refused at the upload (422), digital silence by the worker: both are
+    the audio judged bad, a failed analysis, exit 1 (ADPCM used to exit 2)."""
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    key, _ = make_key(served.data, "live", credits=5)
+    t = np.arange(3 * 22050) / 22050
+    adpcm = io.BytesIO()
+    sf.write(adpcm, 0.5 * np.sin(2 * np.pi * 440 * t), 22050, format="WAV", subtype="IMA_ADPCM")
+    (tmp_path / "adpcm.wav").write_bytes(adpcm.getvalue())
+    (tmp_path / "silence.wav").write_bytes(wav_bytes(3, pattern=b"\x00\x00"))
+    codes = {}
+    for name in ("adpcm.wav", "silence.wav"):
+        shown = run(served, "remote", "analyze", str(tmp_path / name), "--wait", key=None,
+                    env={"TRACKGRADE_API_KEY": key})
+        assert "Traceback" not in shown.output
+        assert "code unprocessable_audio" in shown.stderr, shown.stderr
+        codes[name] = shown.exit_code
+    assert codes == {"adpcm.wav": 1, "silence.wav": 1}
+
+
 @pytest.mark.parametrize("args, code, exit_code", [
     (("remote", "get", "00000000-0000-4000-8000-000000000000"), "not_found", 2),
     (("remote", "account", "--key", "svc_live_" + "x" * 43), "invalid_api_key", 2),
