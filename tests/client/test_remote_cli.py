@@ -201,6 +201,34 @@ def test_batch_remote_writes_the_same_results_file(served, tmp_path):
                                                                            ["score"])
 
 
+def test_batch_remote_says_what_it_waits_for_without_a_terminal(served, tmp_path, tracks):
+    """No terminal, no progress bar: one line per graded file on stderr, and each wait
+    named for what it is (here the key's one in-flight slot, held by another
+    submission for a moment), never counted as the file's grading time."""
+    import threading
+
+    from tests.server.server_harness import request, upload
+
+    key, _ = make_key(served.data, "live", credits=5, limits={"in_flight": 1})
+    blocker = request(served.url, "POST", "/v1/analyses", key=key, idem="blocker",
+                      body={"file_name": "blocker.wav"}).json
+    release = threading.Timer(3.0, upload, (served.url, blocker, wav_bytes(3)))
+    release.start()
+    try:
+        shown = run(served, "batch", str(tracks[0]), "--remote", "--json", key=None,
+                    env={"TRACKGRADE_API_KEY": key})
+    finally:
+        release.join()
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stderr.splitlines()
+    assert any(f"{tracks[0].name}: waiting" in line
+               and "a free in-flight slot of the key (too_many_in_flight)" in line
+               for line in lines), lines
+    assert f"graded 1/1: {tracks[0].name} (" in shown.stderr
+    summary = json.loads(shown.stdout)["summary"]
+    assert summary["slowest"]["seconds"] < summary["wall_seconds"] - 2.0, summary
+
+
 def test_batch_remote_bad_key_is_one_line_before_any_file(served, tmp_path):
     track = tmp_path / "x.wav"
     track.write_bytes(wav_bytes(2))

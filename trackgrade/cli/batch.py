@@ -310,10 +310,14 @@ def batch(
             raise TrackgradeError("parameter_invalid", "--reference works on local batches "
                                   "only; an instance grades against genre profiles",
                                   param="reference")
-        from trackgrade.cli.remote_batch import remote_runner
-        runner = remote_runner(base_url, key, jobs=jobs)
-    writer = RowWriter(out)
     err = stderr_console()
+    if remote:
+        from trackgrade.cli.remote_batch import remote_runner
+
+        # remote files wait on the instance and the key's limits: say so, terminal or not
+        runner = remote_runner(base_url, key, jobs=jobs, notify=lambda line: err.print(
+            line, markup=False, highlight=False, soft_wrap=True))
+    writer = RowWriter(out)
     rows: list[dict] = []
     start = time.perf_counter()
     try:
@@ -330,6 +334,11 @@ def batch(
                         ("✗ ", "bold red"), (row["file"], "bold"),
                         f"  {row['error_code']}: {row['error_message']}"))
                 progress.update(task, advance=1, failed=failed)
+                if remote and not err.is_terminal:       # no progress bar: one line a file
+                    done = (f"{row['score']} {row['grade']}" if row["status"] == "ok"
+                            else f"failed: {row['error_code']}")
+                    err.print(f"graded {len(rows)}/{len(files)}: {row['file']} ({done})",
+                              markup=False, highlight=False, soft_wrap=True)
 
             runner(files, mastering.value, workers, on_result, genre, references)
         writer.finish(sort.value)

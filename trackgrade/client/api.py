@@ -113,7 +113,8 @@ class Client:
     `WSGITransport(app)` in-process), `max_retry_after` (the cap on a
     server's Retry-After), `requests_per_minute` (pace authenticated requests
     client-side, e.g. from `account().limits.rate_per_minute`), `sleep` (for
-    tests).
+    tests), `on_retry` (called as `on_retry(error, seconds)` before each wait
+    to retry, e.g. to say what a program is waiting for).
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
@@ -121,6 +122,7 @@ class Client:
                  transport: Transport | None = None, max_retry_after: float = 60.0,
                  requests_per_minute: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
+                 on_retry: Callable[[APIError, float], None] | None = None,
                  environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.api_key = api_key or env.get(ENV_KEY) or None
@@ -130,6 +132,7 @@ class Client:
                                  max_retry_after=float(max_retry_after))
         self.transport: Transport = transport or HTTPTransport()
         self.sleep = sleep
+        self.on_retry = on_retry
         self.pacer = Pacer(requests_per_minute, sleep=sleep) if requests_per_minute else None
         self.analyses = Analyses(self)
 
@@ -182,7 +185,10 @@ class Client:
                 raise error
             if on_retry is not None:
                 on_retry(error)
-            self.sleep(self.retry.delay(retry, error.retry_after))
+            delay = self.retry.delay(retry, error.retry_after)
+            if self.on_retry is not None:
+                self.on_retry(error, delay)
+            self.sleep(delay)
             retry += 1
 
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
