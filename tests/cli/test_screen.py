@@ -39,3 +39,17 @@ def test_the_header_names_the_chosen_genre():
     assert "House" in detected and "Judged against" not in detected
     chosen = next(line for line in screen(100, genre="dubstep") if "Genre" in line)
     assert "Judged against Dubstep" in chosen and "sounds like House" in chosen
+
+
+def test_remote_list_never_cuts_a_file_name():
+    from trackgrade.cli.render import remote_list_table
+
+    name = "p5__Tunnel_Vision_(extended club mix)_v3_FINAL.wav"
+    docs = [{"id": "7c1649ad-d8a3-4cf6-9b75-bdde1e388b17", "created_at": "2026-11-25T21:04:05Z",
+             "file_name": name, "status": "complete", "score": 78, "grade": {"letter": "B"}}]
+    console = Console(width=80, record=True, color_system=None, file=io.StringIO())
+    console.print(remote_list_table(docs))
+    text = console.export_text()
+    assert "…" not in text
+    assert "".join(name.split()) in "".join(text.split())
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80

@@ -462,15 +462,16 @@ def failures_table(rows: list[dict], folders: dict[str, str] | None = None) -> T
 
 
 def remote_list_table(docs: list[dict]) -> Table:
-    """`trackgrade remote list`: one line per analysis, newest first."""
+    """`trackgrade remote list`: one line per analysis, newest first. The file name
+    comes last and wraps on a narrow terminal: never cut (it is how you find yours)."""
     table = Table(box=box.SIMPLE_HEAD, title=f"Analyses ({len(docs)}, newest first; UTC)",
                   title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
                   show_edge=False)
     table.add_column("id", no_wrap=True, min_width=36)
     table.add_column("created", no_wrap=True, min_width=11)
-    table.add_column("file", overflow="ellipsis")
     table.add_column("status", no_wrap=True, min_width=8)
     table.add_column("score", no_wrap=True, min_width=5)
+    table.add_column("file", overflow="fold")
     for doc in docs:
         score = doc.get("score")
         if score is not None:
@@ -479,8 +480,8 @@ def remote_list_table(docs: list[dict]) -> Table:
         else:
             shown = Text("")
         table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
-                      doc.get("file_name") or "",
-                      Text(doc["status"], style="red" if doc["status"] == "failed" else ""), shown)
+                      Text(doc["status"], style="red" if doc["status"] == "failed" else ""), shown,
+                      Text(doc.get("file_name") or ""))
     return table
 
 
