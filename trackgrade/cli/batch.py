@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+from trackgrade.cli.analyze import (GenreOption, json_option, Mastering, MasteringOption,
                                     ReferenceOption, checked_genre, load_references,
                                     stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
@@ -52,6 +52,8 @@ if TYPE_CHECKING:                      # process pools and rich load when a batc
 
 RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
+
+BatchJsonOption = json_option("the summary and every row as JSON")
 
 
 # ---------------------------------------------------------------- finding files
@@ -279,7 +281,7 @@ def batch(
     mastering: MasteringOption = Mastering.pre_master,
     genre: GenreOption = None,
     reference: ReferenceOption = None,
-    as_json: JsonOption = False,
+    as_json: BatchJsonOption = False,
     remote: Annotated[bool, typer.Option(
         "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
                          "here; stays within the key's limits, and a re-run spends no credit "

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+from trackgrade.cli.analyze import (GenreOption, JsonOption, json_option, Mastering, MasteringOption,
                                     check_readable, stderr_console, stdout_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
@@ -36,6 +36,9 @@ KeyOption = Annotated[Optional[str], typer.Option(
     show_default=False)]
 TimeoutOption = Annotated[float, typer.Option(
     "--timeout", min=1, help="With --wait: give up after this many seconds.")]
+StatusJsonOption = json_option("the status JSON")
+ListJsonOption = json_option("the analyses as a JSON array")
+AccountJsonOption = json_option("the Account JSON")
 
 
 def make_client(base_url: str | None, key: str | None, **options: Any):
@@ -153,7 +156,7 @@ def remote_status(
     analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
-    as_json: JsonOption = False,
+    as_json: StatusJsonOption = False,
 ) -> None:
     """Show an analysis's state: processing, complete or failed, and its diagnosis status."""
     doc = make_client(base_url, key).analyses.status(analysis_id)
@@ -169,7 +172,7 @@ def remote_list(
     key: KeyOption = None,
     limit: Annotated[int, typer.Option(
         "--limit", min=0, help="Show at most this many, newest first (0: all).")] = 20,
-    as_json: JsonOption = False,
+    as_json: ListJsonOption = False,
 ) -> None:
     """List the key's analyses, newest first (pages through the API as needed)."""
     client = make_client(base_url, key)
@@ -187,7 +190,7 @@ def remote_list(
 def remote_account(
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
-    as_json: JsonOption = False,
+    as_json: AccountJsonOption = False,
 ) -> None:
     """Show the key's account: plan, billing, credits, limits and today's usage."""
     doc = make_client(base_url, key).account()
