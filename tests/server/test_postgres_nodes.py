@@ -19,7 +19,6 @@ from trackgrade.server.store import open_store
 from tests.webhooks.receiver import Receiver
 from tests.server.serve_process import CLI, ServeProcess, make_key
 from tests.server.server_harness import request, upload
-from tests.truth import render_specs
 
 RATE = 40
 ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",
@@ -66,13 +65,6 @@ def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: floa
 def submit(node: Node, key: str, idem: str, name: str = "track.wav"):
     return node("POST", "/v1/analyses", key=key, idem=idem,
                 body={"file_name": name, "mastering_status": "master"})
-
-
-@pytest.fixture(scope="module")
-def track() -> bytes:
-    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
-                               "seconds": 12, "seed": 3}])
-    return (folder / "server_e2e_techno.wav").read_bytes()
 
 
 @pytest.fixture(scope="module")

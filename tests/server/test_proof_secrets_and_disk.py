@@ -191,7 +191,7 @@ def test_keys_and_tokens_are_only_hashes_at_rest_and_files_are_private(served):
 
 def test_test_keys_and_other_accounts_see_a_404_like_an_unknown_id(served):
     url, keys = served["server"].url, served["keys"]
-    live_id, _ = served["analyses"]["real.wav"]
+    live_id, _ = served["analyses"]["seed.wav"]
     big_id, _ = served["analyses"]["big.wav"]            # a test-mode analysis
 
     def answer(key, analysis_id, path="/v1/analyses/{}"):
@@ -216,7 +216,7 @@ def test_test_keys_and_other_accounts_see_a_404_like_an_unknown_id(served):
 
 def test_the_badge_shows_only_score_grade_and_genre(served):
     url, data = served["server"].url, served["data"]
-    analysis_id, key = served["analyses"]["real.flac"]
+    analysis_id, key = served["analyses"]["seed.flac"]
     done = subprocess.run(CLI + ["admin", "embed", analysis_id, "on", "--data", str(data)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

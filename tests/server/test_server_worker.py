@@ -14,7 +14,6 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.server.worker import Job, ProcessExecutor, ThreadExecutor
 
 from tests.server.server_harness import start, wav_bytes
-from tests.truth import render_specs
 
 
 class Recorder:
@@ -58,13 +57,6 @@ def executor(request, process_executor):
         pool = ThreadExecutor(1, queue_size=1)
         yield pool
         pool.shutdown()
-
-
-@pytest.fixture(scope="module")
-def track() -> bytes:
-    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
-                               "seconds": 12, "seed": 3}])
-    return (folder / "server_e2e_techno.wav").read_bytes()
 
 
 def wait_idle(executor, timeout=30):
