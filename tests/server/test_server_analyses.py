@@ -142,6 +142,7 @@ def test_in_flight_limit_counts_until_complete_or_failed():
         reply = s.submit(key)
         assert reply.status == 429 and reply.error["code"] == "too_many_in_flight"
         assert reply.error["type"] == "rate_limit_error"
+        assert "1 analysis in flight" in reply.error["message"], reply.error["message"]
         assert int(reply.header("Retry-After")) >= 1
         for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             assert reply.header(name) is not None
