@@ -20,6 +20,13 @@ TABLES = {
     "mastering statuses": r'\(\s*"pre-master",\s*"master"\s*\)|\[\s*"pre-master",\s*"master"\s*\]',
     "band edges": r'\(\s*\(\s*20,\s*60\s*\),\s*\(\s*60,\s*250\s*\)',
     "grade bounds": r'\(\s*95,\s*"A\+"',
+    # how the bands are named (a table row, a chart, a narrow column, a sentence)
+    "band names": r'"(Low mids?|lo-m|low mids)"',
+}
+# definitions that must exist once: a second one is how two rules drift apart
+DEFINED_ONCE = {
+    "parse_retry_after": r"^def parse_retry_after\(",
+    "GRADE_ORDER": r"^GRADE_ORDER\b",
 }
 
 
@@ -41,3 +48,10 @@ def test_the_key_wheels_follow_the_contract():
     assert len(codes) == 24 and len({open_key(t, s) for t in TONICS for s in SCALES}) == 24
     assert camelot_neighbours("8A") == ["7A", "9A", "8B"]
     assert camelot_neighbours("12B") == ["11B", "1B", "12A"]
+
+
+@pytest.mark.parametrize("name", DEFINED_ONCE)
+def test_each_helper_is_defined_once(name):
+    homes = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
+             if re.search(DEFINED_ONCE[name], text, re.M)]
+    assert len(homes) == 1, (name, homes)

@@ -31,7 +31,7 @@ def test_every_top_level_command_is_named():
 def test_the_two_commands_are_the_ones_ci_runs():
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
     test_command = ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
-                    ".venv/bin/python -m pytest -q")
+                    ".venv/bin/python -m pytest -q -n auto")
     assert test_command in README and test_command in ci
     assert "trackgrade analyze fixtures/demo.mp3" in README
     assert (Path(__file__).resolve().parents[1] / "fixtures" / "demo.mp3").is_file()

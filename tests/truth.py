@@ -1,9 +1,19 @@
-"""Access to ../shared/truth for tests and benchmarks.
+"""Ground truth for tests and benchmarks: made here, or read from ../shared.
 
-The real clips are read in place (their licences forbid copying them into the
-project). Synthetic tracks are rendered with the shared generator on first use
-and cached outside the repository (`TRACKGRADE_CACHE`, default
-~/.cache/trackgrade), keyed by a hash of the spec, so a second run is instant.
+What the tests can make themselves they make inside the project, with the
+generators in tests/truth_gen/ (our own): the EBU Tech 3341/3342 loudness
+signals (`ebu_signals`) and synthetic electronic tracks with exact truth
+(`render_specs`, `render_grid`). Renders are cached outside the repository
+(`TRACKGRADE_CACHE`, default ~/.cache/trackgrade), keyed by a hash of the spec,
+so a second run is instant; concurrent renders (pytest -n 2) write to a private
+directory and rename it into place, so a reader never sees half a render.
+
+Only the licensed real clips live outside the project, in
+../shared/truth/real beside the clone (or `TRACKGRADE_SHARED`). Their licences
+forbid copying them in, so they are read in place, and a test that needs them
+calls `need_real()` (or takes `real_rows(...)` parameters) and is skipped,
+with a message naming both, when they are not there. `.ci/run` has them and
+fails on any skip.
 """
 
 from __future__ import annotations
@@ -13,8 +23,11 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,17 +36,52 @@ SHARED = Path(os.environ.get("TRACKGRADE_SHARED", ROOT.parent / "shared")).resol
 TRUTH = SHARED / "truth"
 REAL = TRUTH / "real"
 CACHE = Path(os.environ.get("TRACKGRADE_CACHE", Path.home() / ".cache" / "trackgrade")).resolve()
+GENERATORS = Path(__file__).resolve().parent / "truth_gen"
+
+REAL_MISSING = (f"needs the licensed real clips of ../shared/truth/real (looked in {REAL}): "
+                "put ../shared beside the clone or set TRACKGRADE_SHARED to it")
 
 
 @lru_cache(maxsize=None)
 def synth_module():
-    """The shared generator `synth_edm.py`, imported as a module."""
-    path = TRUTH / "synth" / "synth_edm.py"
+    """The project's generator tests/truth_gen/synth_edm.py, imported as a module."""
+    path = GENERATORS / "synth_edm.py"
     spec = importlib.util.spec_from_file_location("synth_edm", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["synth_edm"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _render_once(out: Path, command: list[str]) -> None:
+    """Run `command` (which writes into the directory given as {dir}) into a
+    private directory and rename it to `out`; a concurrent winner is kept."""
+    if out.exists():
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        subprocess.run([str(work) if part == "{dir}" else part for part in command],
+                       check=True, stdout=subprocess.DEVNULL)
+        try:
+            os.rename(work, out)
+        except OSError:           # another process renamed its copy first
+            if not out.exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _settle(out: Path, marker: str, quiet_s: float = 120.0) -> None:
+    """A cache directory without its `marker` was written in place by an older
+    copy of this helper: wait while it is still being written, drop it once it
+    has been quiet for `quiet_s` (a render that died)."""
+    while out.exists() and not (out / marker).exists():
+        stamps = [p.stat().st_mtime for p in out.iterdir()] or [out.stat().st_mtime]
+        if time.time() - max(stamps) > quiet_s:
+            shutil.rmtree(out, ignore_errors=True)
+            return
+        time.sleep(1.0)
 
 
 def _spec_dir(specs: list[dict]) -> Path:
@@ -44,15 +92,16 @@ def _spec_dir(specs: list[dict]) -> Path:
 def render_specs(specs: list[dict], jobs: int = 2) -> tuple[Path, list[dict]]:
     """Render track specs (cached); returns (directory, truth entries in spec order)."""
     out = _spec_dir(specs)
-    truth_file = out / "truth.json"
-    if not truth_file.exists():
-        out.mkdir(parents=True, exist_ok=True)
-        spec_file = out / "specs.json"
+    _settle(out, "truth.json")
+    if not (out / "truth.json").exists():
+        spec_file = Path(tempfile.mkdtemp(prefix="trackgrade-spec-")) / "specs.json"
         spec_file.write_text(json.dumps(specs))
-        subprocess.run([sys.executable, str(TRUTH / "synth" / "synth_edm.py"), "--out", str(out),
-                        "--spec", str(spec_file), "--jobs", str(jobs)], check=True,
-                       stdout=subprocess.DEVNULL)
-    tracks = json.loads(truth_file.read_text())["tracks"]
+        try:
+            _render_once(out, [sys.executable, str(GENERATORS / "synth_edm.py"), "--out", "{dir}",
+                               "--spec", str(spec_file), "--jobs", str(jobs)])
+        finally:
+            shutil.rmtree(spec_file.parent, ignore_errors=True)
+    tracks = json.loads((out / "truth.json").read_text())["tracks"]
     by_name = {t["name"]: t for t in tracks}
     names = [s.get("name") for s in specs]
     if all(names):
@@ -62,12 +111,40 @@ def render_specs(specs: list[dict], jobs: int = 2) -> tuple[Path, list[dict]]:
 
 def render_grid(grid: str, jobs: int = 2) -> tuple[Path, list[dict]]:
     """Render a built-in grid (visible, defects, speed, long), cached."""
-    specs = json.loads((TRUTH / "synth" / "grids" / f"{grid}.json").read_text())["tracks"]
+    specs = json.loads((GENERATORS / "grids" / f"{grid}.json").read_text())["tracks"]
     return render_specs(specs, jobs=jobs)
 
 
+def ebu_signals(rate: int = 48000) -> tuple[Path, dict]:
+    """Generate the EBU Tech 3341/3342 signals (cached); returns (dir, expected.json)."""
+    out = CACHE / "ebu" / str(rate)
+    _settle(out, "expected.json")
+    if not (out / "expected.json").exists():
+        _render_once(out, [sys.executable, str(GENERATORS / "gen_ebu.py"), "{dir}",
+                           "--rate", str(rate)])
+    return out, json.loads((out / "expected.json").read_text())
+
+
+# --- the licensed real clips (../shared only) ----------------------------------
+
+def have_real() -> bool:
+    """Whether ../shared/truth/real (or TRACKGRADE_SHARED's) is there."""
+    return (REAL / "manifest.csv").is_file()
+
+
+def need_real() -> None:
+    """Skip the calling test, naming ../shared and TRACKGRADE_SHARED, without the real clips."""
+    if not have_real():
+        import pytest
+
+        pytest.skip(REAL_MISSING)
+
+
 def real_manifest() -> list[dict]:
-    """Rows of ../shared/truth/real/manifest.csv with an absolute `path`."""
+    """Rows of ../shared/truth/real/manifest.csv with an absolute `path`
+    ([] when the real clips are not there: see `real_rows`)."""
+    if not have_real():
+        return []
     with open(REAL / "manifest.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows:
@@ -75,12 +152,30 @@ def real_manifest() -> list[dict]:
     return rows
 
 
-def ebu_signals(rate: int = 48000) -> tuple[Path, dict]:
-    """Generate the EBU Tech 3341/3342 signals (cached); returns (dir, expected.json)."""
-    out = CACHE / "ebu" / str(rate)
-    expected = out / "expected.json"
-    if not expected.exists():
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(TRUTH / "ebu" / "gen_ebu.py"), str(out),
-                        "--rate", str(rate)], check=True, stdout=subprocess.DEVNULL)
-    return out, json.loads(expected.read_text())
+def real_params(values, ids=None):
+    """Parameters for a test over real clips: `values` as given (with `ids`),
+    or, without the real clips, one parameter that is skipped naming
+    ../shared and TRACKGRADE_SHARED (never an empty set, whose skip says neither)."""
+    import pytest
+
+    if have_real():
+        values = list(values)
+        ids = list(ids(v) for v in values) if callable(ids) else ids
+        return [pytest.param(v, id=i) for v, i in zip(values, ids)] if ids else values
+    return [pytest.param(None, id="needs-shared", marks=pytest.mark.skip(reason=REAL_MISSING))]
+
+
+def real_row(suffix: str) -> dict:
+    """The manifest row of the one real clip whose file name ends with `suffix`
+    (the test is skipped without the real clips, fails if the clip is missing)."""
+    need_real()
+    rows = [r for r in real_manifest() if r["file"].endswith(suffix)]
+    assert rows, f"{suffix} missing from {REAL / 'manifest.csv'}"
+    return rows[0]
+
+
+def real_only():
+    """The `pytestmark` of a module whose every test reads the real clips."""
+    import pytest
+
+    return pytest.mark.skipif(not have_real(), reason=REAL_MISSING)

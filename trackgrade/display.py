@@ -14,6 +14,11 @@ def score_tier(score: float) -> str:
     return next(name for floor, name in SCORE_TIERS if score >= floor)
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """"1 check", "2 checks", "1 analysis" / "3 analyses" (`many`: the irregular plural)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def clock(seconds: float) -> str:
     """Seconds as m:ss (h:mm:ss beyond an hour)."""
     total = max(0, int(round(float(seconds))))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from truth import render_specs
+from tests.truth import render_specs
 
 TRACK_SPECS = [
     {"name": "cli_techno", "style": "techno", "bpm": 130, "key": "A", "scale": "minor",

@@ -67,7 +67,7 @@ def test_every_file_is_tried_and_each_failure_is_one_line(runner, tracks, garbag
 def test_a_one_bar_break_is_analysed(runner, tmp_path):
     """Audio from 1 s up (CONTRACT.md section 5, parts): a 1.5 s one-bar break
     at 160 BPM is graded as a part, with its bar's tempo."""
-    from one_bar import one_bar_wav
+    from tests.one_bar import one_bar_wav
 
     path = tmp_path / "break.wav"
     path.write_bytes(one_bar_wav(160))

@@ -212,10 +212,11 @@ def test_ctrl_c_stops_the_pool_and_keeps_finished_rows(tracks, tmp_path):
 def test_real_clips_in_place(runner):
     """Real recordings from ../shared/truth/real (read where they are): every
     accepted format goes through, and anything that fails says why."""
-    from truth import real_manifest
-
     from trackgrade.errors import ERROR_CODES
 
+    from tests.truth import need_real, real_manifest
+
+    need_real()
     rows = real_manifest()
     picked = []
     for suffix in (".wav", ".flac", ".mp3", ".WAV"):

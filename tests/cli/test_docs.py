@@ -1,4 +1,6 @@
-"""docs/cli.md documents every command and option this CLI has."""
+"""docs/cli.md documents every command and option this CLI has, and every output it
+shows is what a fresh run prints (docs/gen_cli.py, cog-style: it regenerates the
+examples; --check fails when the written ones differ from a fresh run)."""
 
 from __future__ import annotations
 
@@ -36,3 +38,15 @@ def test_every_remote_command_and_option_is_documented():
             for option in param.opts:
                 if option.startswith("--") and option != "--help":
                     assert option in text, f"remote {name} {option} is not in docs/cli.md"
+
+
+def test_every_shown_output_is_what_a_fresh_run_prints():
+    import subprocess
+    import sys
+
+    root = DOC.parents[1]
+    done = subprocess.run([sys.executable, str(root / "docs" / "gen_cli.py"), "--check"],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    blocks = DOC.read_text(encoding="utf-8").count("<!-- gen_cli: ")
+    assert blocks >= 8, blocks

@@ -85,3 +85,25 @@ def test_no_arguments_prints_the_help(runner):
     result = runner.invoke(app, [])
     assert "Usage: trackgrade COMMAND [options]" in result.output
     assert "Commands" in result.output and "analyze" in result.output
+
+
+def test_json_help_names_what_each_command_prints(runner):
+    """Only commands that print an Analysis say so; the others name their object."""
+    said = {}
+    for path in (("batch",), ("remote", "status"), ("remote", "list"), ("remote", "account"),
+                 ("analyze",), ("remote", "get")):
+        screen = " ".join(runner.invoke(app, [*path, "--help"], env={"COLUMNS": "100"}).stdout.split())
+        said[path] = re.search(r"--json Print (.*?) on stdout", screen).group(1)
+    assert all("Analysis JSON" in said[p] for p in (("analyze",), ("remote", "get")))
+    assert not [p for p in (("batch",), ("remote", "status"), ("remote", "list"), ("remote", "account"))
+                if "Analysis JSON" in said[p]], said
+
+
+def test_example_event_ids_look_like_real_ones():
+    """Event ids are UUIDs (store.new_event), so the examples show one."""
+    import uuid as uuid_module
+
+    for path, examples in EXAMPLES.items():
+        for _, line in examples:
+            if "events resend" in line:
+                uuid_module.UUID(line.rsplit(" ", 1)[1])

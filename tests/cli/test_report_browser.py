@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from browser import TEXT_BOXES_JS, Browser
+from tests.browser import TEXT_BOXES_JS, Browser
 from tests.delivery.signals import RATE, club_loop, high_passed
 from trackgrade.cli import app
 
@@ -73,6 +73,15 @@ def test_report_in_chromium(browser, demo_report, viewport):
         assert {name for name, _ in charts} >= {"score-gauge", "band-chart", "loudness-chart",
                                                 "camelot-wheel"}
         assert all(w > 100 for _, w in charts)
+        # a chart wider than the screen says it scrolls; one that fits says nothing
+        hints = page.evaluate(
+            "Array.from(document.querySelectorAll('.chart')).map(c => {"
+            " const h = c.nextElementSibling;"
+            " return [c.scrollWidth > c.clientWidth + 1, !!h && h.classList.contains('scroll-hint')"
+            " && getComputedStyle(h).display !== 'none' && h.getBoundingClientRect().right <= "
+            + str(width) + "]; })")
+        assert hints and all(scrolls == hinted for scrolls, hinted in hints), hints
+        assert any(scrolls for scrolls, _ in hints) == mobile
         page.settle(0.3)
         assert [u for u in page.requests if u != demo_report.as_uri()] == []
         assert page.problems == []

@@ -7,15 +7,13 @@ rendered as a hyperlink and an escape sequence in a name reached the terminal.""
 from __future__ import annotations
 
 import io
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server_harness import start  # noqa: E402
+from tests.server.server_harness import start
 
 from trackgrade.cli import app  # noqa: E402
 from trackgrade.cli.render import remote_list_table  # noqa: E402

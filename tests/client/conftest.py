@@ -6,7 +6,4 @@ app in a thread, injected clock) for the retry and limit tests. `Served`
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))

@@ -4,14 +4,12 @@ store like the admin command does."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from serve_process import CLI, ServeProcess, free_port  # noqa: E402,F401
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.serve_process import CLI, ServeProcess, free_port  # noqa: F401
 
 
 def make_key(data: Path, mode: str = "test", *, credits: int = 0,

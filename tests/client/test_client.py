@@ -9,8 +9,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from server_harness import start, wav_bytes
-
 from trackgrade.client import (APIConnectionError, AuthenticationError, Client,
                                ConflictError, InvalidRequestError, NotFoundError,
                                RateLimitError, ServiceUnavailableError, WSGITransport,
@@ -19,6 +17,8 @@ from trackgrade.client.errors import APIError, ServerError, error_from_response
 from trackgrade.client.retry import Pacer, RetryPolicy
 from trackgrade.server import idempotency
 from trackgrade.server.admin import set_maintenance
+
+from tests.server.server_harness import start, wav_bytes
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_503_maintenance_is_retried_then_surfaces(server):
 
 
 def test_connection_refused_is_retried_then_raised():
-    from served import free_port
+    from tests.client.served import free_port
 
     slept: list[float] = []
     client = Client("svc_test_x", f"http://127.0.0.1:{free_port()}", max_retries=2,

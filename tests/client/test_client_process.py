@@ -8,17 +8,16 @@ import csv
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from urllib.parse import urlsplit
 
 import pytest
-from served import CLI, Served, credits, make_key
-from server_harness import multipart, request, wav_bytes
-from truth import render_specs
-
 from trackgrade.client import APIConnectionError, Client, HTTPTransport
+
+from tests.client.served import CLI, Served, credits, make_key
+from tests.server.server_harness import multipart, request, wav_bytes
+from tests.truth import render_specs
 
 
 class CountingTransport(HTTPTransport):

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from server_harness import start
+from tests.server.server_harness import start
 from typer.testing import CliRunner
 
 import trackgrade.client

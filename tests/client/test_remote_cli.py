@@ -11,9 +11,9 @@ import re
 import shutil
 
 import pytest
-from served import Served, credits, free_port, make_key
-from server_harness import wav_bytes
-from truth import render_specs
+from tests.client.served import Served, credits, free_port, make_key
+from tests.server.server_harness import wav_bytes
+from tests.truth import render_specs
 from typer.testing import CliRunner
 
 from trackgrade.cli import app
@@ -119,6 +119,30 @@ def test_failed_analysis_exits_1_with_one_line(served, tmp_path):
     assert "\n" not in line and "failed" in line and "code engine_error" in line
 
 
+def test_bad_audio_exits_1_whether_the_upload_or_the_worker_finds_it(served, tmp_path):
+    """ADPCM is refused at the upload (422), digital silence by the worker: both are
+    the audio judged bad, a failed analysis, exit 1 (ADPCM used to exit 2)."""
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    key, _ = make_key(served.data, "live", credits=5)
+    t = np.arange(3 * 22050) / 22050
+    adpcm = io.BytesIO()
+    sf.write(adpcm, 0.5 * np.sin(2 * np.pi * 440 * t), 22050, format="WAV", subtype="IMA_ADPCM")
+    (tmp_path / "adpcm.wav").write_bytes(adpcm.getvalue())
+    (tmp_path / "silence.wav").write_bytes(wav_bytes(3, pattern=b"\x00\x00"))
+    codes = {}
+    for name in ("adpcm.wav", "silence.wav"):
+        shown = run(served, "remote", "analyze", str(tmp_path / name), "--wait", key=None,
+                    env={"TRACKGRADE_API_KEY": key})
+        assert "Traceback" not in shown.output
+        assert "code unprocessable_audio" in shown.stderr, shown.stderr
+        codes[name] = shown.exit_code
+    assert codes == {"adpcm.wav": 1, "silence.wav": 1}
+
+
 @pytest.mark.parametrize("args, code, exit_code", [
     (("remote", "get", "00000000-0000-4000-8000-000000000000"), "not_found", 2),
     (("remote", "account", "--key", "svc_live_" + "x" * 43), "invalid_api_key", 2),
@@ -178,6 +202,34 @@ def test_batch_remote_writes_the_same_results_file(served, tmp_path):
     doc = json.loads(again.stdout)
     assert doc["summary"]["ok"] == 1 and doc["results"][0]["score"] == int(by_name["a.wav"]
                                                                            ["score"])
+
+
+def test_batch_remote_says_what_it_waits_for_without_a_terminal(served, tmp_path, tracks):
+    """No terminal, no progress bar: one line per graded file on stderr, and each wait
+    named for what it is (here the key's one in-flight slot, held by another
+    submission for a moment), never counted as the file's grading time."""
+    import threading
+
+    from tests.server.server_harness import request, upload
+
+    key, _ = make_key(served.data, "live", credits=5, limits={"in_flight": 1})
+    blocker = request(served.url, "POST", "/v1/analyses", key=key, idem="blocker",
+                      body={"file_name": "blocker.wav"}).json
+    release = threading.Timer(3.0, upload, (served.url, blocker, wav_bytes(3)))
+    release.start()
+    try:
+        shown = run(served, "batch", str(tracks[0]), "--remote", "--json", key=None,
+                    env={"TRACKGRADE_API_KEY": key})
+    finally:
+        release.join()
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stderr.splitlines()
+    assert any(f"{tracks[0].name}: waiting" in line
+               and "a free in-flight slot of the key (too_many_in_flight)" in line
+               for line in lines), lines
+    assert f"graded 1/1: {tracks[0].name} (" in shown.stderr
+    summary = json.loads(shown.stdout)["summary"]
+    assert summary["slowest"]["seconds"] < summary["wall_seconds"] - 2.0, summary
 
 
 def test_batch_remote_bad_key_is_one_line_before_any_file(served, tmp_path):
@@ -246,7 +298,7 @@ def test_poll_pace_learns_the_batch_analysis_time():
 
 
 def test_remote_cancel_and_client_cancel(served):
-    from server_harness import request
+    from tests.server.server_harness import request
 
     from trackgrade.client import Client, ConflictError
 

@@ -6,7 +6,6 @@ against a server in maintenance (503 + Retry-After 30) it sat silent for
 from __future__ import annotations
 
 import re
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -14,8 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from server_harness import start, wav_bytes  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.cli import app  # noqa: E402
 from trackgrade.client import Client  # noqa: E402

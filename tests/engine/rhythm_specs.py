@@ -6,7 +6,7 @@ from __future__ import annotations
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import mono_mix
 
-from truth import render_specs
+from tests.truth import render_specs
 
 SPECS = [
     {"name": "house_124", "style": "house", "bpm": 124, "key": "A", "seconds": 45, "seed": 1},

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from truth import real_manifest
+from tests.truth import need_real, real_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 DAMAGED_STEM = "mirdata__gtzan_country.00000__lameenc_64k.mp3"   # 64 kbit/s: libmpg123 complains
@@ -18,6 +18,7 @@ DEMO = ROOT / "fixtures" / "demo.mp3"
 
 
 def _damaged() -> str:
+    need_real()
     rows = [r for r in real_manifest() if r["file"].endswith(DAMAGED_STEM)]
     assert rows, f"{DAMAGED_STEM} missing from ../shared/truth/real/manifest.csv"
     return rows[0]["path"]

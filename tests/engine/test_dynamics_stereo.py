@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-import truth
+from tests import truth
 from trackgrade.engine import loudness as L
 from trackgrade.engine.dynamics import clipping_pct, dynamic_complexity_db, measure_dynamics
 from trackgrade.engine.stereo import channel_gram, measure_stereo

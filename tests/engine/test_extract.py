@@ -9,7 +9,7 @@ import pytest
 from trackgrade.engine.decode import decode
 from trackgrade.engine.extract import extract
 
-from truth import render_specs
+from tests.truth import render_specs
 
 BASE = {"style": "house", "bpm": 126.0, "key": "E", "scale": "minor", "seconds": 24.0, "seed": 11,
         "target_lufs": -9.0}

@@ -11,7 +11,7 @@ from trackgrade.engine.rhythm import short_reductions as rhythm_reductions
 from trackgrade.engine.structure import measure_structure
 from trackgrade.engine.structure import short_reductions as structure_reductions
 
-from truth import render_specs
+from tests.truth import render_specs
 
 from .rhythm_specs import load
 

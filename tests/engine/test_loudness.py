@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 from scipy import signal
 
-import truth
+from tests import truth
 from trackgrade.engine import loudness as L
 from trackgrade.engine.loudness import truepeak
 

@@ -8,8 +8,8 @@ import pytest
 
 from trackgrade.pipeline import analyze
 
-from one_bar import one_bar_wav
-from truth import real_manifest
+from tests.one_bar import one_bar_wav
+from tests.truth import real_manifest
 
 
 @pytest.mark.parametrize("bpm", [100, 125, 140, 160, 174, 190])

@@ -10,7 +10,7 @@ from trackgrade.engine.features import BAND_NAMES
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.spectrum import (band_balance, band_energy_over_time, measure_spectrum,
                                         spectral_centroid)
-from truth import render_specs
+from tests.truth import render_specs
 
 SPECS = [
     {"name": "s_house_44k", "style": "house", "bpm": 124, "key": "A", "scale": "minor",

@@ -9,7 +9,7 @@ from trackgrade.engine.features import SECTION_LABELS, Structure
 from trackgrade.engine.frames import short_stft
 from trackgrade.engine.rhythm import measure_rhythm
 from trackgrade.engine.structure import measure_structure
-from truth import render_specs
+from tests.truth import render_specs
 
 from .rhythm_specs import SPECS, load, rendered
 

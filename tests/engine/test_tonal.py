@@ -9,7 +9,7 @@ import soundfile as sf
 from trackgrade.engine.features import Tonality
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.tonal import PITCH_CLASSES, camelot, measure_tonality
-from truth import real_manifest, render_specs
+from tests.truth import real_row, render_specs
 
 # Short renders over several keys, modes, styles, rates and channel counts. Keys
 # are spelled as the synth truth spells them; comparisons go through the pitch class.
@@ -161,13 +161,9 @@ def test_white_noise_and_silence_have_no_key():
     assert silent.chroma.sum() == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("stem", ["tempocnn__drumtrack", "sonicpi__loop_amen_full"])
+@pytest.mark.parametrize("stem", ["tempocnn__drumtrack.mp3", "sonicpi__loop_amen_full.flac"])
 def test_real_drum_recordings_have_no_key(stem):
-    rows = [r for r in real_manifest() if r["file"].endswith(f"{stem}.flac")
-            or r["file"].endswith(f"{stem}.mp3")]
-    if not rows:
-        pytest.skip(f"{stem} not in the real manifest")
-    x, sr = sf.read(rows[0]["path"], dtype="float32", always_2d=True)
+    x, sr = sf.read(real_row(stem)["path"], dtype="float32", always_2d=True)
     assert tonality_of(x, sr).key is None
 
 
@@ -177,10 +173,7 @@ def test_real_drum_recordings_have_no_key(stem):
     ("librosa__Hungarian_Dance_number_5_string_orchestra.hq__44k.wav", "G", "minor"),
 ])
 def test_real_clips_with_a_known_key(stem, tonic, scale):
-    rows = [r for r in real_manifest() if r["file"].endswith(stem)]
-    if not rows:
-        pytest.skip(f"{stem} not in the real manifest")
-    x, sr = sf.read(rows[0]["path"], dtype="float32", always_2d=True)
+    x, sr = sf.read(real_row(stem)["path"], dtype="float32", always_2d=True)
     key = tonality_of(x, sr).key
     assert key is not None and key.tonic == tonic
     if scale:
@@ -193,7 +186,6 @@ def test_camelot_wheel_all_24():
         assert camelot(tonic, scale) == code
     codes = {camelot(pc, sc) for pc in PITCH_CLASSES for sc in ("major", "minor")}
     assert codes == set(CAMELOT_WHEEL)
-
 
 
 def test_a_test_tone_keeps_a_key_with_a_confidence_that_says_how_little_it_means():

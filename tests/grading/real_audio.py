@@ -27,7 +27,7 @@ from trackgrade.engine.extract import extract
 from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.errors import TrackgradeError
 
-from truth import real_manifest
+from tests.truth import real_manifest
 
 ELECTRONIC = re.compile(r"electronic|breakbeat|breaks|trance|techno|house|drum ?& ?bass|dubstep", re.I)
 ACOUSTIC = re.compile(r"classical|jazz|country|waltz|ragtime|folk", re.I)

@@ -11,7 +11,7 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading.validate import validate_document
 from trackgrade.pipeline import measure
 
-from truth import render_specs
+from tests.truth import render_specs
 
 from .defect_specs import CLEAN_OF, specs
 

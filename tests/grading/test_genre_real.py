@@ -14,7 +14,7 @@ from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.genres import BROAD_PROFILE, CLEAR_FAMILY_MIN, ELECTRONIC, FAMILY_KEYS
 from trackgrade.pipeline import measure
 
-from truth import render_specs
+from tests.truth import render_specs
 
 from .factory import make_features
 

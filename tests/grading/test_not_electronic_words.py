@@ -15,7 +15,7 @@ from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.genres import GENRES
 from trackgrade.pipeline import analyze
 
-from acoustic_like import acoustic
+from tests.acoustic_like import acoustic
 
 from .real_audio import features, non_electronic_clips
 

@@ -14,18 +14,19 @@ import re
 import pytest
 from rich.console import Console
 
-from trackgrade.cli.render import BAND_TITLES, render_analysis
+from trackgrade.cli.render import render_analysis
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.grading.limits import BAND_LABELS, BAND_WORDS
 
-from truth import real_manifest
+from tests.truth import real_manifest, real_only, real_params
 
 from .real_audio import features
 
 CLIPS = [r["file"] for r in real_manifest() if r["variant"] == "original"
          and r["category"] != "edge-case" and float(r["duration_s"] or 0) >= 2.0]
+pytestmark = real_only()
 NUMBER = r"([+-]\d+(?:\.\d+)?)"
 
 
@@ -54,7 +55,7 @@ def band_numbers(analysis, text_screen: str) -> dict[str, set]:
                 found[b].add((float(m.group(1)), m.group(2)))
     for line in text_screen.splitlines():
         for b in BAND_NAMES:
-            m = re.match(r"\s*" + re.escape(BAND_TITLES[b]) + r"\s+\d+-\S+\s.*?" + NUMBER
+            m = re.match(r"\s*" + re.escape(BAND_WORDS[b].title) + r"\s+\d+-\S+\s.*?" + NUMBER
                          + r"\s+±", line)
             if m:
                 found[b].add((float(m.group(1)), "dB"))
@@ -76,7 +77,7 @@ def test_every_real_clip_is_rendered(rendered):
     assert len(rendered) >= 40
 
 
-@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_no_two_statements_contradict(rendered, clip):
     a, text = rendered[clip]
     numbers = band_numbers(a, text)

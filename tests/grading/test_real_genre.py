@@ -7,7 +7,11 @@ import pytest
 from trackgrade.grading import build_analysis
 from trackgrade.grading.genres import GENRES
 
+from tests.truth import real_only, real_params
+
 from .real_audio import electronic_clips, electronic_loops, features, non_electronic_clips
+
+pytestmark = real_only()
 
 CLIPS = non_electronic_clips()
 LOOPS = electronic_loops()
@@ -33,7 +37,7 @@ def test_most_non_electronic_clips_say_so(analyses):
     assert len(flagged) >= MUST_CATCH, {c: a.extras["electronic_fit"] for c, a in analyses.items()}
 
 
-@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_a_flagged_clip_has_low_confidence_and_a_genre_warning(analyses, clip):
     a = analyses[clip]
     warns = [i for i in a.feedback if i.category == "genre" and i.type == "warn"]
@@ -56,7 +60,7 @@ def test_non_electronic_music_scores_below_electronic_music(analyses):
     assert max(a.scores.danceability for a in flagged) < max(a.scores.danceability for a in electronic)
 
 
-@pytest.mark.parametrize("clip", LOOPS, ids=[c.rsplit("/", 1)[-1] for c in LOOPS])
+@pytest.mark.parametrize("clip", real_params(LOOPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_an_electronic_loop_is_not_told_it_is_not_electronic(clip):
     """A producer's loop, break or sample (8 s or less) is a part, not a mix."""
     a = graded(clip)
@@ -87,7 +91,7 @@ def test_a_chosen_profile_is_trusted(analyses):
     assert same.score > auto.score       # same profile, only the not-electronic scaling gone
 
 
-@pytest.mark.parametrize("clip", electronic_clips(), ids=lambda c: c.rsplit("/", 1)[-1])
+@pytest.mark.parametrize("clip", real_params(electronic_clips(), ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_a_low_cut_named_when_it_makes_music_read_as_not_electronic(clip):
     """A high-pass on an electronic track can take it under the electronic fit;
     the genre warning then says the missing low end is part of that reading."""

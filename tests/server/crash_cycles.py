@@ -24,17 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "webhooks"))
-from receiver import Receiver  # noqa: E402
-from serve_process import ServeProcess  # noqa: E402
-from server_harness import multipart, request, wav_bytes  # noqa: E402
+from trackgrade import signing
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.serve_process import ServeProcess
+from tests.server.server_harness import multipart, request, wav_bytes
 
 LIVE_CREDITS = 100_000
 ENV = {"TRACKGRADE_IN_FLIGHT": "100000", "TRACKGRADE_RATE_PER_MINUTE": "1000000",

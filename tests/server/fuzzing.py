@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from server_harness import start
+from tests.server.server_harness import start
 
 HERE = Path(__file__).resolve().parent
 # the upload step judges the bytes themselves, which no schema can describe: a

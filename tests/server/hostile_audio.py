@@ -1,5 +1,6 @@
 """Hostile audio for the proofs: the real odd files of ../shared/truth/real/
-bad-input, real WAV/AIFF/FLAC/MP3 seeds, and the mutations hypothesis makes
+bad-input, WAV/AIFF/FLAC/MP3 seeds (real clips when ../shared is there, else
+synthetic tracks rendered by the project's generator), and the mutations hypothesis makes
 of their headers and frames; plus `decode_bounded`, which decodes one input
 and measures its time and peak traced memory (numpy's buffers included).
 
@@ -9,7 +10,6 @@ benchmarks/bench_hardening.py (more examples)."""
 from __future__ import annotations
 
 import io
-import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -20,9 +20,7 @@ from hypothesis import strategies as st
 
 from trackgrade.errors import TrackgradeError
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from truth import REAL  # noqa: E402
+from tests.truth import REAL, have_real, need_real, render_specs
 
 BAD_INPUT = REAL / "bad-input"
 SEED_CLIPS = {"wav": "madmom__sample2.wav", "flac": "sonicpi__bass_trance_c.flac",
@@ -34,13 +32,24 @@ TIME_LIMIT_S = 10.0
 MEMORY_SLACK = 64 << 20
 
 
+SYNTH_SEEDS = [{"name": f"hostile_seed_{fmt.lower()}", "style": "house", "bpm": 124, "seconds": 4,
+                "seed": 11, "channels": 1, "sample_rate": 22050, "format": fmt}
+               for fmt in ("WAV", "FLAC", "MP3")]
+
+
 def bad_inputs() -> list[Path]:
+    need_real()
     return sorted(p for p in BAD_INPUT.iterdir() if p.is_file())
 
 
 def seeds() -> dict[str, bytes]:
-    """Real files of the four formats (the AIFF carries a real WAV's samples)."""
-    out = {fmt: (REAL / "clips" / name).read_bytes() for fmt, name in SEED_CLIPS.items()}
+    """Files of the four formats (the AIFF carries the WAV's samples): real
+    clips when ../shared is there, else short synthetic tracks."""
+    if have_real():
+        out = {fmt: (REAL / "clips" / name).read_bytes() for fmt, name in SEED_CLIPS.items()}
+    else:
+        folder, tracks = render_specs(SYNTH_SEEDS)
+        out = {t["file"].rsplit(".", 1)[1].lower(): (folder / t["file"]).read_bytes() for t in tracks}
     samples, rate = sf.read(io.BytesIO(out["wav"]), dtype="int16")
     aiff = io.BytesIO()
     sf.write(aiff, samples, rate, format="AIFF", subtype="PCM_16")

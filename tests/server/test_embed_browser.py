@@ -7,18 +7,15 @@ eight combinations is kept in tests/_artifacts/badges.png."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).parent))
-from browser import TEXT_BOXES_JS, Browser  # noqa: E402
-from server_harness import start, wav_bytes  # noqa: E402
+from trackgrade.server import admin
+from trackgrade.server.routes.embed import SIZES
 
-from trackgrade.server import admin  # noqa: E402
-from trackgrade.server.routes.embed import SIZES  # noqa: E402
+from tests.browser import TEXT_BOXES_JS, Browser
+from tests.server.server_harness import start, wav_bytes
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "_artifacts"
 HOSTS = {"white": "#ffffff", "dark": "#0d1117"}

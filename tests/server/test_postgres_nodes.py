@@ -8,23 +8,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-sys.path.insert(0, str(Path(__file__).parents[1] / "webhooks"))
-from receiver import Receiver  # noqa: E402
-from serve_process import CLI, ServeProcess, make_key  # noqa: E402
-from server_harness import request, upload  # noqa: E402
-from truth import render_specs  # noqa: E402
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.serve_process import CLI, ServeProcess, make_key
+from tests.server.server_harness import request, upload
 
 RATE = 40
 ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",
@@ -71,13 +65,6 @@ def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: floa
 def submit(node: Node, key: str, idem: str, name: str = "track.wav"):
     return node("POST", "/v1/analyses", key=key, idem=idem,
                 body={"file_name": name, "mastering_status": "master"})
-
-
-@pytest.fixture(scope="module")
-def track() -> bytes:
-    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
-                               "seconds": 12, "seed": 3}])
-    return (folder / "server_e2e_techno.wav").read_bytes()
 
 
 @pytest.fixture(scope="module")

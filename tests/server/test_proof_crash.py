@@ -8,13 +8,10 @@ signature. benchmarks/bench_hardening.py runs more."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import crash_cycles  # noqa: E402
+from tests.server import crash_cycles
 
 
 @pytest.mark.slow

@@ -5,13 +5,10 @@ runs it longer. Hand-written hostile requests are in test_proof_http_hostile.py.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import fuzzing  # noqa: E402
+from tests.server import fuzzing
 
 
 @pytest.mark.slow

@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import sys
 import threading
 import time
 import uuid
@@ -21,10 +20,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from hostile_http import MiB, read_answer, send_body, vm_kb  # noqa: E402
-from server_harness import start  # noqa: E402
-from serve_process import ServeProcess, make_key  # noqa: E402
+from tests.server.hostile_http import MiB, read_answer, send_body, vm_kb
+from tests.server.server_harness import start
+from tests.server.serve_process import ServeProcess, make_key
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +165,7 @@ def test_the_body_budget_answers_503_with_retry_after_when_full():
     """Budget of one largest upload: while one upload is half sent, a second
     one is refused from its head (503 engine_at_capacity, Retry-After); once
     the first is answered, its bytes are returned and the second goes through."""
-    from server_harness import multipart, wav_bytes
+    from tests.server.server_harness import multipart, wav_bytes
 
     s = start(max_upload_bytes=400_000, max_body_bytes_in_flight=0, in_flight=5)
     try:

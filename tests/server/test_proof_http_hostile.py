@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import request, start  # noqa: E402
+from tests.server.server_harness import request, start
 
-PATHS = ("/v1/analyses", f"/v1/analyses/{uuid.uuid4()}", f"/v1/analyses/{uuid.uuid4()}/status",
-         f"/v1/uploads/{uuid.uuid4()}", "/v1/genres", f"/v1/embed/{uuid.uuid4()}",
+# fixed ids: test ids must be the same in every process (pytest -n collects in each worker)
+PATHS = ("/v1/analyses", f"/v1/analyses/{uuid.UUID(int=1)}", f"/v1/analyses/{uuid.UUID(int=2)}/status",
+         f"/v1/uploads/{uuid.UUID(int=3)}", "/v1/genres", f"/v1/embed/{uuid.UUID(int=4)}",
          "/v1/openapi.json")
 
 

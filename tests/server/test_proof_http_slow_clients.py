@@ -10,15 +10,13 @@ accepted)."""
 from __future__ import annotations
 
 import socket
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import request, start  # noqa: E402
+from tests.server.server_harness import request, start
 
 
 def connect(url: str, source: str = "127.0.0.1", timeout: float = 10) -> socket.socket:

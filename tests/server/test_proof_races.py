@@ -6,20 +6,17 @@ for one idempotency key, or a 5xx."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import uuid
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import admin  # noqa: E402
-from server_harness import start  # noqa: E402
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.serve_process import admin
+from tests.server.server_harness import start
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ a webhook receiver attached):
   0700);
 - test keys never see live data, another account's ids answer exactly like
   unknown ids, the badge shows only the score, the grade and the genre;
-- uploads of every format (real WAV, AIFF, FLAC and MP3 through the worker,
+- uploads of every format (WAV, AIFF, FLAC and MP3 through the worker,
   and a 150 MB WAV) leave TMPDIR empty, no process of the server ever holds
   a file there open (an unlinked O_TMPFILE spool included), and no file in
   the data directory holds any run of the uploaded bytes.
@@ -15,12 +15,10 @@ a webhook receiver attached):
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import stat
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -28,31 +26,17 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import soundfile as sf
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "webhooks"))
-from receiver import Receiver  # noqa: E402
-from serve_process import CLI, ServeProcess  # noqa: E402
-from server_harness import multipart, request, wav_bytes  # noqa: E402
-from truth import REAL  # noqa: E402
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.serve_process import CLI, ServeProcess
+from tests.server.server_harness import multipart, request, wav_bytes
+from tests.server.hostile_audio import seeds
 
-CLIPS = {"wav": "madmom__sample2.wav", "flac": "sonicpi__bass_trance_c.flac",
-         "mp3": "beatnet__808kick120bpm.mp3"}
 BIG_WAV_BYTES = 150 * 1000 * 1000
 WINDOW = 32
-
-
-def real_uploads() -> dict[str, bytes]:
-    out = {f"real.{fmt}": (REAL / "clips" / name).read_bytes() for fmt, name in CLIPS.items()}
-    samples, rate = sf.read(io.BytesIO(out["real.wav"]), dtype="int16")
-    aiff = io.BytesIO()
-    sf.write(aiff, samples, rate, format="AIFF", subtype="PCM_16")
-    out["real.aiff"] = aiff.getvalue()
-    return out
 
 
 def body_of(secret: str) -> str:
@@ -138,7 +122,7 @@ def served(tmp_path_factory):
               "keys": {"live": live, "test": test, "other": other}, "secret": secret,
               "tokens": [], "uploads": {}, "analyses": {}}
     try:
-        uploads = real_uploads()
+        uploads = {f"seed.{fmt}": audio for fmt, audio in seeds().items()}   # the four formats
         uploads["big.wav"] = wav_bytes(BIG_WAV_BYTES / (44100 * 4), rate=44100, channels=2)
         for name, audio in uploads.items():
             key = test if name == "big.wav" else live
@@ -207,7 +191,7 @@ def test_keys_and_tokens_are_only_hashes_at_rest_and_files_are_private(served):
 
 def test_test_keys_and_other_accounts_see_a_404_like_an_unknown_id(served):
     url, keys = served["server"].url, served["keys"]
-    live_id, _ = served["analyses"]["real.wav"]
+    live_id, _ = served["analyses"]["seed.wav"]
     big_id, _ = served["analyses"]["big.wav"]            # a test-mode analysis
 
     def answer(key, analysis_id, path="/v1/analyses/{}"):
@@ -232,7 +216,7 @@ def test_test_keys_and_other_accounts_see_a_404_like_an_unknown_id(served):
 
 def test_the_badge_shows_only_score_grade_and_genre(served):
     url, data = served["server"].url, served["data"]
-    analysis_id, key = served["analyses"]["real.flac"]
+    analysis_id, key = served["analyses"]["seed.flac"]
     done = subprocess.run(CLI + ["admin", "embed", analysis_id, "on", "--data", str(data)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -16,16 +16,14 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import multipart, wav_bytes  # noqa: E402
-from serve_process import ServeProcess, free_port, make_key  # noqa: E402
+from tests.server.server_harness import multipart, wav_bytes
+from tests.server.serve_process import ServeProcess, free_port, make_key
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -5,12 +5,10 @@ TRACKGRADE_PORT honoured when no flag is given."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import CLI, ServeProcess, admin, free_port  # noqa: E402
-from server_harness import request  # noqa: E402
+from tests.server.serve_process import CLI, ServeProcess, admin, free_port
+from tests.server.server_harness import request
 
 
 def test_a_second_server_on_the_same_directory_refuses_with_one_line(tmp_path):
@@ -24,6 +22,8 @@ def test_a_second_server_on_the_same_directory_refuses_with_one_line(tmp_path):
         lines = second.stderr.strip().splitlines()
         assert len(lines) == 1, second.stderr
         assert str(tmp_path) in lines[0] and "already serving" in lines[0]
+        readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+        assert f"the same directory exits {second.returncode} with one line" in readme
         # the first server was not disturbed, and admin commands still work beside it
         assert request(first.url, "GET", "/v1/genres").status == 401
         on = admin("maintenance", "on", "--data", str(tmp_path))

@@ -3,13 +3,10 @@ on a real waitress server; its shape matches the OpenAPI Account schema."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 
 @pytest.fixture(scope="module")

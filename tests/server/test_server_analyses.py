@@ -3,21 +3,19 @@ maintenance) and the read endpoints (GET one, status, list)."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import hold_executor, start, wav_bytes  # noqa: E402
+from trackgrade.server import accounts, admin
+from trackgrade.server.documents import SERVER_FIELDS
+from trackgrade.server.worker import ThreadExecutor
 
-from trackgrade.server import accounts, admin  # noqa: E402
-from trackgrade.server.documents import SERVER_FIELDS  # noqa: E402
-from trackgrade.grading.validate import validate_document  # noqa: E402
-from trackgrade.server.worker import ThreadExecutor  # noqa: E402
+from trackgrade.grading.validate import validate_document
+
+from tests.server.server_harness import hold_executor, start, wav_bytes
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +144,7 @@ def test_in_flight_limit_counts_until_complete_or_failed():
         reply = s.submit(key)
         assert reply.status == 429 and reply.error["code"] == "too_many_in_flight"
         assert reply.error["type"] == "rate_limit_error"
+        assert "1 analysis in flight" in reply.error["message"], reply.error["message"]
         assert int(reply.header("Retry-After")) >= 1
         for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
             assert reply.header(name) is not None

@@ -3,13 +3,10 @@ and the X-RateLimit headers (injected clock, no sleeping)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start  # noqa: E402
+from tests.server.server_harness import start
 
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from trackgrade.server import admin, documents
 
-from trackgrade.server import admin, documents  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +108,7 @@ def test_everything_is_escaped(server, complete):
 def test_badge_says_not_electronic(server):
     """Music that is not electronic (CONTRACT.md section 5): the badge shows
     `genre.name`, "Not electronic (nearest: <family>)"."""
-    from acoustic_like import acoustic
+    from tests.acoustic_like import acoustic
 
     key, _ = server.key("live", credits=2)
     accepted = server.submit(key, "played.wav").json

@@ -4,16 +4,13 @@ including Flask's own 404/405/413/500 and waitress's framing errors."""
 from __future__ import annotations
 
 import socket
-import sys
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import DOCS, start  # noqa: E402
+from trackgrade.errors import ERROR_CODES
 
-from trackgrade.errors import ERROR_CODES  # noqa: E402
+from tests.server.server_harness import DOCS, start
 
 
 @pytest.fixture(scope="module")

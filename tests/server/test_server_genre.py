@@ -3,16 +3,13 @@ profile the scores are computed against; `genre.target` says which one was used.
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from trackgrade.grading.genres import BROAD_PROFILE, CLEAR_FAMILY_MIN, ELECTRONIC, GENRES
 
-from trackgrade.grading.genres import BROAD_PROFILE, CLEAR_FAMILY_MIN, ELECTRONIC, GENRES  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 
 @pytest.fixture(scope="module")

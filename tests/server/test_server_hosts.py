@@ -6,15 +6,13 @@ the port), else 400 `parameter_invalid` with `param` `Host`. Before:
 
 from __future__ import annotations
 
-import sys
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start  # noqa: E402
+from tests.server.server_harness import start
 
 from trackgrade.config import load_settings  # noqa: E402
 from trackgrade.server.hosts import allowed_hosts, host_allowed  # noqa: E402

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start  # noqa: E402
+import trackgrade.server as server_package
+from trackgrade.errors import ERROR_CODES
+from trackgrade.testmode import FAILURE_CODES
 
-import trackgrade.server as server_package  # noqa: E402
-from trackgrade.errors import ERROR_CODES  # noqa: E402
-from trackgrade.testmode import FAILURE_CODES  # noqa: E402
+from tests.server.server_harness import start
 
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
 

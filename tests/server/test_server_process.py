@@ -5,20 +5,14 @@ switch and revocation seen by the running server, `--maintenance`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import pytest
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from serve_process import ServeProcess, admin, make_key  # noqa: E402
-from server_harness import request, wav_bytes  # noqa: E402
-from server_harness import upload as upload_to  # noqa: E402
-from truth import render_specs  # noqa: E402
-
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.serve_process import ServeProcess, admin, make_key
+from tests.server.server_harness import request, wav_bytes
+from tests.server.server_harness import upload as upload_to
 
 
 class Served(ServeProcess):
@@ -32,13 +26,6 @@ class Served(ServeProcess):
 
 def upload(served: Served, accepted: dict, data: bytes):
     return upload_to(served.url, accepted, data, field_name="file", part_name="a.wav")
-
-
-@pytest.fixture(scope="module")
-def track() -> bytes:
-    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
-                               "seconds": 12, "seed": 3}])
-    return (folder / "server_e2e_techno.wav").read_bytes()
 
 
 def test_kill_9_mid_analysis_then_restart(tmp_path, track):

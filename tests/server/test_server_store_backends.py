@@ -15,13 +15,11 @@ pattern: a backend joins by adding a factory to BACKENDS).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import start, wav_bytes  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
 

@@ -4,14 +4,11 @@ real server on loopback."""
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import request, start  # noqa: E402
+from tests.server.server_harness import request, start
 
 
 @pytest.fixture(scope="module")

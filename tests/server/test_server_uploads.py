@@ -4,18 +4,15 @@ expiry sweeper, and the proof that audio never touches a file."""
 from __future__ import annotations
 
 import socket
-import sys
 import tempfile
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from server_harness import hold_executor, multipart, start, wav_bytes  # noqa: E402
+from trackgrade.server.store import open_store
 
-from trackgrade.server.store import open_store  # noqa: E402
+from tests.server.server_harness import hold_executor, multipart, start, wav_bytes
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +192,7 @@ def test_undecodable_uploads_are_422(server, data, code):
 def test_a_one_bar_break_is_analysed_live(server):
     """Audio from 1 s up is accepted (CONTRACT.md section 5, parts): a 1.5 s
     break cut to one bar at 160 BPM completes with its tempo and as a part."""
-    from one_bar import one_bar_wav
+    from tests.one_bar import one_bar_wav
 
     key, account, accepted = submit(server)
     assert server.upload(accepted, one_bar_wav(160)).status == 200

@@ -5,20 +5,15 @@ process pool, engine failures, a crashed worker."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from server_harness import start, wav_bytes  # noqa: E402
-from truth import render_specs  # noqa: E402
+from trackgrade.errors import TrackgradeError
+from trackgrade.server.worker import Job, ProcessExecutor, ThreadExecutor
 
-from trackgrade.errors import TrackgradeError  # noqa: E402
-from trackgrade.server.worker import Job, ProcessExecutor, ThreadExecutor  # noqa: E402
+from tests.server.server_harness import start, wav_bytes
 
 
 class Recorder:
@@ -62,13 +57,6 @@ def executor(request, process_executor):
         pool = ThreadExecutor(1, queue_size=1)
         yield pool
         pool.shutdown()
-
-
-@pytest.fixture(scope="module")
-def track() -> bytes:
-    folder, _ = render_specs([{"name": "server_e2e_techno", "style": "techno", "bpm": 128,
-                               "seconds": 12, "seed": 3}])
-    return (folder / "server_e2e_techno.wav").read_bytes()
 
 
 def wait_idle(executor, timeout=30):

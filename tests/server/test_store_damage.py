@@ -17,14 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import CLI, ServeProcess  # noqa: E402
-from server_harness import start, wav_bytes  # noqa: E402
+from tests.server.serve_process import CLI, ServeProcess
+from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.server import admin  # noqa: E402
 from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402

@@ -12,13 +12,11 @@ started again under a running server.
 from __future__ import annotations
 
 import resource
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from serve_process import ServeProcess, make_key  # noqa: E402
-from server_harness import request  # noqa: E402
+from tests.server.serve_process import ServeProcess, make_key
+from tests.server.server_harness import request
 
 ENV = {"TRACKGRADE_RETRY_AFTER": "7", "TRACKGRADE_IN_FLIGHT": "20"}
 

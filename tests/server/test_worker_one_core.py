@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import io
 import multiprocessing
-import sys
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, str(Path(__file__).parent))
-import worker_probe  # noqa: E402
+from trackgrade.server.worker import ProcessExecutor, native_threads, score_stage
 
-from trackgrade.server.worker import ProcessExecutor, native_threads, score_stage  # noqa: E402
+from tests.server import worker_probe
 
 
 def flac_bytes(seconds: float = 65.0, rate: int = 22050) -> bytes:

@@ -12,24 +12,20 @@ store holds with what the receiver acknowledged.
 from __future__ import annotations
 
 import random
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "server"))
-from receiver import Receiver  # noqa: E402
-from serve_process import ServeProcess  # noqa: E402
-from server_harness import multipart, request  # noqa: E402
+from trackgrade import signing
+from trackgrade.server import accounts
+from trackgrade.server.store import open_store
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.store import open_store  # noqa: E402
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.serve_process import ServeProcess
+from tests.server.server_harness import multipart, request
 
 SCHEDULE = ",".join(["0"] + ["0.3"] * 30)
 

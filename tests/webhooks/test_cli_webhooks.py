@@ -11,22 +11,19 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from receiver import Receiver, answer  # noqa: E402
-from server_harness import request, start  # noqa: E402
+from trackgrade import signing
+from trackgrade.cli import app
+from trackgrade.server import accounts
+from trackgrade.server.clock import SystemClock
+from trackgrade.server.store import new_event, open_store
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.cli import app  # noqa: E402
-from trackgrade.server import accounts  # noqa: E402
-from trackgrade.server.clock import SystemClock  # noqa: E402
-from trackgrade.server.store import new_event, open_store  # noqa: E402
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver, answer
+from tests.server.server_harness import request, start
 
 SECRET = "whsec_test_secret_123"
 BODY = b'{"id":"evt_1","type":"analysis.completed","data":{"object":{"id":"an_1"}}}'
@@ -103,6 +100,16 @@ def test_verify_webhook_as_a_real_process_and_its_usage_errors(tmp_path):
                          env={k: v for k, v in os.environ.items()
                               if k != "TRACKGRADE_WEBHOOK_SECRET"})
     assert run.returncode == 2 and "--secret" in run.stderr
+
+
+@pytest.mark.parametrize("command", ["listen", "verify-webhook"])
+def test_a_secret_without_whsec_is_a_usage_error(command):
+    """A secret that is not the endpoint's whsec_… can never verify a delivery:
+    refused up front (exit 2) instead of rejecting every delivery later."""
+    result = invoke(command, "--secret", "test_secret_123", "--header", "t=1,v1=00", stdin=BODY) \
+        if command == "verify-webhook" else invoke(command, "--secret", "test_secret_123")
+    assert result.exit_code == 2
+    assert "whsec_" in result.stderr and "admin webhooks add" in result.stderr
 
 
 class Listening:

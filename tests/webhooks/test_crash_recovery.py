@@ -6,13 +6,10 @@ its record)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from crashes import run_cycles  # noqa: E402
+from tests.webhooks.crashes import run_cycles
 
 
 @pytest.mark.slow

@@ -3,15 +3,11 @@ server delivers has every field the document requires."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from receiver import Receiver  # noqa: E402
-from server_harness import start  # noqa: E402
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver
+from tests.server.server_harness import start
 
 TYPES = {"analysis.scores_ready", "analysis.completed", "analysis.failed", "credit.balance.low"}
 

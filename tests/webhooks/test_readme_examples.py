@@ -6,21 +6,19 @@ require_POST) fed by Django's own request factory and a real delivery."""
 from __future__ import annotations
 
 import re
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from server_harness import request  # noqa: E402
+from trackgrade import signing
+from trackgrade.server.clock import SystemClock
+from trackgrade.server.serve import start_in_thread
+from trackgrade.config import load_settings
+from trackgrade.server.webhooks import HttpSender, signed_headers
+from trackgrade.server.webhooks.state import Job
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.server.clock import SystemClock  # noqa: E402
-from trackgrade.server.serve import start_in_thread  # noqa: E402
-from trackgrade.config import load_settings  # noqa: E402
-from trackgrade.server.webhooks import HttpSender, signed_headers  # noqa: E402
-from trackgrade.server.webhooks.state import Job  # noqa: E402
+from tests.server.server_harness import request
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

@@ -4,16 +4,13 @@ becomes, and that the sender never raises nor outlives its timeout."""
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from receiver import Receiver, answer  # noqa: E402
+from trackgrade.server.webhooks import HttpSender, SendResult, WebhookSender
 
-from trackgrade.server.webhooks import HttpSender, SendResult, WebhookSender  # noqa: E402
+from tests.webhooks.receiver import Receiver, answer
 
 BODY = b'{"id":"evt_1","type":"analysis.completed"}'
 SENDERS = {"http": HttpSender}

@@ -4,19 +4,15 @@ external_id, credit.balance.low once per crossing, a failing receiver."""
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from receiver import Receiver, answer, fail_first  # noqa: E402
-from server_harness import start, wav_bytes  # noqa: E402
+from trackgrade import signing
+from trackgrade.server.webhooks import endpoints
 
-from trackgrade import signing  # noqa: E402
-from trackgrade.server.webhooks import endpoints  # noqa: E402
+from tests.webhooks.receiver import Receiver, answer, fail_first
+from tests.server.server_harness import start
 
 
 @pytest.fixture

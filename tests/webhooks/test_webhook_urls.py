@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent))
-from receiver import Receiver, answer  # noqa: E402
+from tests.webhooks.receiver import Receiver, answer
 
 from trackgrade.cli import app  # noqa: E402
 from trackgrade.errors import TrackgradeError  # noqa: E402

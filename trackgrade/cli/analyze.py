@@ -37,8 +37,12 @@ Mastering.__doc__ = "`--mastering`: the loudness targets a track is judged again
 MasteringOption = Annotated[Mastering, typer.Option(
     "--mastering", "-m", case_sensitive=False,
     help="Judge loudness as a pre-master (headroom expected) or a finished master.")]
-JsonOption = Annotated[bool, typer.Option(
-    "--json", help="Print the Analysis JSON on stdout (nothing else).")]
+def json_option(what: str):
+    """The `--json` flag of a command that prints `what` (its help says which object)."""
+    return Annotated[bool, typer.Option("--json", help=f"Print {what} on stdout (nothing else).")]
+
+
+JsonOption = json_option("the Analysis JSON")
 GenreOption = Annotated[Optional[str], typer.Option(
     "--genre", "-g", help="Grade against this profile (a key of 'trackgrade genres', family or "
                           "label) instead of the detected family.", show_default=False)]

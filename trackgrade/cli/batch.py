@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
-                                    CodecPreviewOption, ReferenceOption, checked_genre,
+from trackgrade.cli.analyze import (CodecPreviewOption, GenreOption, json_option, Mastering,
+                                    MasteringOption, ReferenceOption, checked_genre,
                                     load_references, stderr_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK
 from trackgrade.cli.remote import BaseUrlOption, KeyOption
@@ -52,6 +52,8 @@ if TYPE_CHECKING:                      # process pools and rich load when a batc
 
 RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
+
+BatchJsonOption = json_option("the summary and every row as JSON")
 
 
 # ---------------------------------------------------------------- finding files
@@ -281,7 +283,7 @@ def batch(
     genre: GenreOption = None,
     reference: ReferenceOption = None,
     codec_preview: CodecPreviewOption = False,
-    as_json: JsonOption = False,
+    as_json: BatchJsonOption = False,
     remote: Annotated[bool, typer.Option(
         "--remote", help="Grade through a trackgrade instance (--base-url, --key) instead of "
                          "here; stays within the key's limits, and a re-run spends no credit "
@@ -316,10 +318,14 @@ def batch(
             raise TrackgradeError("parameter_invalid", "--codec-preview works on local batches "
                                   "only (an instance takes codec_preview on POST /analyses)",
                                   param="codec_preview")
-        from trackgrade.cli.remote_batch import remote_runner
-        runner = remote_runner(base_url, key, jobs=jobs)
-    writer = RowWriter(out)
     err = stderr_console()
+    if remote:
+        from trackgrade.cli.remote_batch import remote_runner
+
+        # remote files wait on the instance and the key's limits: say so, terminal or not
+        runner = remote_runner(base_url, key, jobs=jobs, notify=lambda line: err.print(
+            line, markup=False, highlight=False, soft_wrap=True))
+    writer = RowWriter(out)
     rows: list[dict] = []
     start = time.perf_counter()
     try:
@@ -338,6 +344,11 @@ def batch(
                         ("✗ ", "bold red"), plain_text(row["file"], "bold"),
                         plain_text(f"  {row['error_code']}: {row['error_message']}")))
                 progress.update(task, advance=1, failed=failed)
+                if remote and not err.is_terminal:       # no progress bar: one line a file
+                    done = (f"{row['score']} {row['grade']}" if row["status"] == "ok"
+                            else f"failed: {row['error_code']}")
+                    err.print(f"graded {len(rows)}/{len(files)}: {row['file']} ({done})",
+                              markup=False, highlight=False, soft_wrap=True)
 
             runner(files, mastering.value, workers, on_result, genre, references, codec_preview)
         writer.finish(sort.value)

@@ -17,7 +17,8 @@ Exit codes (CONTRACT.md section 2), in this one place:
 
 `trackgrade remote …` maps API errors the same way (`exit_code_for_api`):
 2 for a refused request, a bad key or an unknown id, 1 for everything else
-(a failed analysis, limits, credits, an unreachable or failing server).
+(a failed analysis or audio the server could not use, limits, credits, an
+unreachable or failing server).
 """
 
 from __future__ import annotations
@@ -66,8 +67,11 @@ USAGE_CODES = frozenset({
 
 
 # API answers that mean "the invocation is wrong" for `trackgrade remote …`:
-# the USAGE_CODES plus a bad key or an unknown analysis id.
-REMOTE_USAGE_CODES = USAGE_CODES | {"invalid_api_key", "not_found", "route_not_found"}
+# the USAGE_CODES plus a bad key or an unknown analysis id. Audio the server
+# judged bad (unprocessable_audio) is a failed analysis there, exit 1, whether
+# the upload step refused it (ADPCM) or the worker did (digital silence).
+REMOTE_USAGE_CODES = (USAGE_CODES - {"unprocessable_audio"}) | {
+    "invalid_api_key", "not_found", "route_not_found"}
 
 
 def exit_code_for(error: TrackgradeError) -> int:

@@ -85,8 +85,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "admin webhooks remove": (("Remove an endpoint", "trackgrade admin webhooks remove wh_123"),),
     "admin webhooks rotate": (("A new secret, the old one valid for an hour more",
                                "trackgrade admin webhooks rotate wh_123 --overlap 3600"),),
-    "admin events": (("Deliver an event again", "trackgrade admin events resend evt_123"),),
-    "admin events resend": (("Deliver an event again", "trackgrade admin events resend evt_123"),),
+    "admin events": (("Deliver an event again", "trackgrade admin events resend 3f0c9a4e-5b1d-4c2a-9e7f-2d8b6a1c4e90"),),
+    "admin events resend": (("Deliver an event again", "trackgrade admin events resend 3f0c9a4e-5b1d-4c2a-9e7f-2d8b6a1c4e90"),),
     "verify-webhook": (("Check a saved delivery",
                         "trackgrade verify-webhook --secret whsec_... --header "
                         "'Service-Signature: t=1700000000,v1=...' --body-file body.json"),

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
+from trackgrade.cli.analyze import (GenreOption, JsonOption, json_option, Mastering, MasteringOption,
                                     check_readable, stderr_console, stdout_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
@@ -39,6 +39,9 @@ TimeoutOption = Annotated[float, typer.Option(
     "--timeout", min=1, help="Give up after this many seconds in all: every request, retry "
     "wait and (with --wait) the polling included.")]
 READ_TIMEOUT_S = 120.0
+StatusJsonOption = json_option("the status JSON")
+ListJsonOption = json_option("the analyses as a JSON array")
+AccountJsonOption = json_option("the Account JSON")
 
 
 def make_client(base_url: str | None, key: str | None, *, timeout: float | None = None,
@@ -175,7 +178,7 @@ def remote_status(
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
     timeout: TimeoutOption = READ_TIMEOUT_S,
-    as_json: JsonOption = False,
+    as_json: StatusJsonOption = False,
 ) -> None:
     """Show an analysis's state: processing, complete or failed, and its diagnosis status."""
     doc = make_client(base_url, key, timeout=timeout).analyses.status(analysis_id)
@@ -207,7 +210,7 @@ def remote_list(
     limit: Annotated[int, typer.Option(
         "--limit", min=0, help="Show at most this many, newest first (0: all).")] = 20,
     timeout: TimeoutOption = READ_TIMEOUT_S,
-    as_json: JsonOption = False,
+    as_json: ListJsonOption = False,
 ) -> None:
     """List the key's analyses, newest first (pages through the API as needed)."""
     client = make_client(base_url, key, timeout=timeout)
@@ -226,7 +229,7 @@ def remote_account(
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
     timeout: TimeoutOption = READ_TIMEOUT_S,
-    as_json: JsonOption = False,
+    as_json: AccountJsonOption = False,
 ) -> None:
     """Show the key's account: plan, billing, credits, limits and today's usage."""
     doc = make_client(base_url, key, timeout=timeout).account()

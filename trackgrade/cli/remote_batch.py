@@ -78,9 +78,36 @@ def backs_off(error: APIError) -> bool:
     return isinstance(error, (ServerError, APIConnectionError))
 
 
+def waiting_line(name: str, seconds: float, error: APIError) -> str:
+    """What a file waits for, in words: the key's limits (429) or the instance (503)."""
+    why = ("the key's rate limit" if error.code == "rate_limited" else
+           "a free in-flight slot of the key" if error.code == "too_many_in_flight" else
+           "the instance to have room" if isinstance(error, ServerError) else
+           "the instance to answer" if isinstance(error, APIConnectionError) else
+           f"the instance ({error.code})")
+    return f"{name}: waiting {seconds:.0f} s for {why} ({error.code or 'no answer'})"
+
+
+_FILE = threading.local()      # the file this worker thread is grading, and its waits
+
+
+def retry_listener(notify: Callable[[str], None] | None) -> Callable[[APIError, float], None]:
+    """The client's `on_wait`: each wait of its own retries (429, 503, no answer)
+    said for the file this thread grades, and counted as waiting, not grading."""
+    def hear(error: APIError, seconds: float) -> None:
+        name, waited = getattr(_FILE, "name", None), getattr(_FILE, "waited", None)
+        if notify is not None and name:
+            notify(waiting_line(name, seconds, error))
+        if waited is not None:
+            waited[0] += seconds
+    return hear
+
+
 def submit(client: Client, data: bytes, name: str, mastering_status: str, genre: str | None,
-           sleep: Callable[[float], None], round_: int = 0):
-    """Create (submit + upload) with the derived key, waiting out 429/503.
+           sleep: Callable[[float], None], round_: int = 0,
+           notify: Callable[[str], None] | None = None, waited: list | None = None):
+    """Create (submit + upload) with the derived key, waiting out 429/503 (each
+    wait said through `notify` and added to `waited[0]`).
     Returns (accepted analysis, round). A replayed 402 (the first run ran out
     of credits; the account may have been topped up since) moves on to the
     next round's key, deterministically, so a re-run of a re-run still
@@ -104,8 +131,14 @@ def submit(client: Client, data: bytes, name: str, mastering_status: str, genre:
         except APIError as exc:
             if not backs_off(exc) or time.monotonic() > deadline:
                 raise
-            wait_s = exc.retry_after if exc.retry_after is not None else backoff
-            sleep(min(60.0, wait_s) * (1 + 0.2 * random.random()))
+            wait_s = min(60.0, exc.retry_after if exc.retry_after is not None else backoff)
+            wait_s *= 1 + 0.2 * random.random()
+            if notify is not None:
+                notify(waiting_line(name, wait_s, exc))
+            began = time.monotonic()
+            sleep(wait_s)
+            if waited is not None:
+                waited[0] += time.monotonic() - began
             backoff = min(30.0, backoff * 2)
 
 
@@ -141,20 +174,25 @@ def replayed(error: APIError) -> bool:
 
 def grade_remote(client: Client, path: str, mastering_status: str, genre: str | None,
                  sleep: Callable[[float], None],
-                 pace: "PollPace | None" = None) -> tuple[dict, Optional[dict]]:
+                 pace: "PollPace | None" = None,
+                 notify: Callable[[str], None] | None = None) -> tuple[dict, Optional[dict]]:
     """One file through the instance: (row, Analysis document or None). Never
-    raises for a bad file or a refused request: its error becomes the row."""
+    raises for a bad file or a refused request: its error becomes the row. The
+    row's `seconds` leave out the waits for the key's limits (said through
+    `notify`), so the summary's slowest file is the slowest to grade."""
     from trackgrade.cli.rows import failed_row, row_for
     from trackgrade.model import analysis_from_dict
 
     pace = pace or PollPace()
     start = time.perf_counter()
+    waited = [0.0]
+    _FILE.name, _FILE.waited = Path(path).name, waited
     try:
         data = Path(path).read_bytes()
         round_ = 0
         while True:
             accepted, round_ = submit(client, data, Path(path).name, mastering_status, genre,
-                                      sleep, round_)
+                                      sleep, round_, notify, waited)
             uploaded = time.perf_counter()
             doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S,
                                        **pace.polling(accepted.replayed))
@@ -174,7 +212,7 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
         message = exc.message + (f" (request {exc.request_id})" if exc.request_id else "")
         return failed_row(path, exc.code or "api_error", message,
                           time.perf_counter() - start), None
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - waited[0]
     if doc["status"] == "failed":
         error = doc.get("error") or {}
         return failed_row(path, error.get("code") or "engine_error",
@@ -189,10 +227,11 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
 
 
 def remote_runner(base_url: str | None, key: str | None, *,
-                  jobs: int | None = None) -> Callable:
+                  jobs: int | None = None,
+                  notify: Callable[[str], None] | None = None) -> Callable:
     """A runner for batch: `(files, mastering_status, workers, on_result, genre)`.
     Reads the key's limits first (a bad key or URL fails the batch at once,
-    before any file)."""
+    before any file). `notify` hears each wait for the key's limits."""
     from trackgrade.cli.remote import make_client
 
     switch = StopSwitch()
@@ -200,7 +239,7 @@ def remote_runner(base_url: str | None, key: str | None, *,
     limits = probe.account()["limits"]
     probe.close()
     client = make_client(base_url, key, requests_per_minute=int(limits["rate_per_minute"]),
-                         max_retries=5, sleep=switch.sleep)
+                         max_retries=5, sleep=switch.sleep, on_wait=retry_listener(notify))
     slots = max(1, min(int(limits["in_flight"]), jobs or int(limits["in_flight"])))
 
     def run(files: list[str], mastering_status: str, _workers: int,
@@ -210,7 +249,7 @@ def remote_runner(base_url: str | None, key: str | None, *,
                                   thread_name_prefix="trackgrade-remote")
         pace = PollPace()
         futures = {pool.submit(grade_remote, client, path, mastering_status, genre,
-                               switch.sleep, pace): path for path in files}
+                               switch.sleep, pace, notify): path for path in files}
         try:
             waiting = set(futures)
             while waiting:

@@ -17,24 +17,21 @@ from rich.table import Table
 from rich.text import Text
 
 from trackgrade.cli.terminal import plain_text
-from trackgrade.display import clock, mix_rows, score_tier
+from trackgrade.display import clock, mix_rows, plural, score_tier
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.wording import band_db, target_name
-from trackgrade.grading.grade import GRADE_TABLE
-from trackgrade.grading.limits import BAND_TOLERANCE_DB, SUGGEST_BEYOND, TRUE_PEAK_MAX_DBTP
+from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
+                                       TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import Analysis
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
            ("structure", "Structure"))
-BAND_TITLES = {"sub_bass": "Sub bass", "bass": "Bass", "low_mid": "Low mids", "mid": "Mids",
-               "upper_mid": "Upper mids", "high": "Highs", "air": "Air"}
 FEEDBACK_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 FEEDBACK_STYLE = {"warn": ("▲ warn", "bold red"), "tip": ("● tip ", "bold yellow"),
                   "pass": ("✓ pass", "bold green")}
 SECTION_STYLE = {"intro": "cyan", "buildup": "yellow", "drop": "bold magenta",
                  "breakdown": "blue", "outro": "cyan"}
-GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 SKIPPED_NAMES = 6
 
 
@@ -97,6 +94,29 @@ def subgenre_name(analysis: Analysis) -> str | None:
     return genre_display_name(key)
 
 
+def genre_text(analysis: Analysis) -> Text:
+    """The header's genre: the profile the scores used first when the caller chose
+    one (`--genre`) or gave references, then what the track sounds like."""
+    g = analysis.genre
+    chosen = None
+    if g.target == "reference":
+        chosen = "your references"
+    elif g.target and g.target != g.detected:
+        from trackgrade.grading.genres import GENRES
+
+        chosen = GENRES[g.target]["name"] if g.target in GENRES else None
+    if chosen:
+        text = Text.assemble(("Judged against ", "dim"), (chosen, "bold"), ("   sounds like ", "dim"),
+                             g.name)
+    else:
+        text = Text.assemble((g.name, "bold"))
+        label = subgenre_name(analysis)
+        if label:
+            text.append(f"  closest to {label}")
+    text.append(f"   {g.confidence:.0%} confidence", style="dim")
+    return text
+
+
 def header_panel(analysis: Analysis) -> Panel:
     """Score and grade up front, with the file's identity."""
     style = score_style(analysis.score)
@@ -112,12 +132,7 @@ def header_panel(analysis: Analysis) -> Panel:
     facts.add_row("Tempo", Text.assemble((f"{analysis.tempo.bpm:.1f} BPM", "bold"),
                                          (f"   regularity {analysis.tempo.regularity:.2f}", "dim")))
     facts.add_row("Key", key_text(analysis))
-    genre = plain_text(analysis.genre.name, "bold")
-    label = subgenre_name(analysis)
-    if label:
-        genre.append(f"  closest to {label}")
-    genre.append(f"   {analysis.genre.confidence:.0%} confidence", style="dim")
-    facts.add_row("Genre", genre)
+    facts.add_row("Genre", genre_text(analysis))
     subtitle = plain_text(f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}")
     return Panel(Group(headline, Text(""), facts), title=plain_text(analysis.file_name, "bold"),
                  title_align="left", subtitle=subtitle, subtitle_align="right",
@@ -137,15 +152,17 @@ def pillars_table(analysis: Analysis) -> Table:
 def bands_table(analysis: Analysis) -> Table:
     """The seven bands against the target (the genre ideal or the references),
     the difference in dB as everywhere else (diagnosis, feedback)."""
+    # 78 columns wide: the whole table, "normal" included, fits an 80-column terminal
     table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {target_name(analysis)}",
-                  title_justify="left", title_style="bold", padding=(0, 1))
-    table.add_column("band")
-    table.add_column("Hz", style="dim", justify="right")
-    table.add_column("yours", justify="right")
-    table.add_column("ideal", justify="right", style="dim")
-    table.add_column("", min_width=20)
-    table.add_column("dB", justify="right")
-    table.add_column("normal", justify="right", style="dim")
+                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
+                  show_edge=False)
+    table.add_column("band", no_wrap=True)
+    table.add_column("Hz", style="dim", justify="right", no_wrap=True)
+    table.add_column("yours", justify="right", no_wrap=True)
+    table.add_column("ideal", justify="right", style="dim", no_wrap=True)
+    table.add_column("", min_width=20, no_wrap=True)
+    table.add_column("dB", justify="right", no_wrap=True)
+    table.add_column("normal", justify="right", style="dim", no_wrap=True)
     bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
     diff_db = band_db(analysis)
     top = max([getattr(bands, b) for b in BAND_NAMES] + [getattr(ideal, b) for b in BAND_NAMES]
@@ -156,7 +173,7 @@ def bands_table(analysis: Analysis) -> Table:
         style = ("green" if abs(diff) <= tolerance else "" if abs(diff) < SUGGEST_BEYOND * tolerance
                  else "red" if diff > 0 else "yellow")
         cells = bar_with_marker(mine, target, top, width=20, style=style)
-        table.add_row(BAND_TITLES[name], f"{lo}-{hi if hi < 20000 else '20k'}",
+        table.add_row(BAND_WORDS[name].title, f"{lo}-{hi if hi < 20000 else '20k'}",
                       f"{mine:5.1f}%", f"{target:5.1f}%", cells,
                       Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
     table.caption = ("┃ marks the target · dB: your band against the target's · normal: the spread "
@@ -235,7 +252,7 @@ def feedback_table(analysis: Analysis, *, passes_in_one_line: bool = False) -> T
     passed = sorted({i.category for i in items if i.type == "pass"})
     if passes_in_one_line and passed:
         table.add_row(Text(FEEDBACK_STYLE["pass"][0], style=FEEDBACK_STYLE["pass"][1]),
-                      f"{len(passed)} checks", Text(", ".join(passed) + " (--verbose: the full "
+                      plural(len(passed), "check"), Text(", ".join(passed) + " (--verbose: the full "
                                                      "diagnosis and every check)", style="dim"))
     return table
 
@@ -281,10 +298,6 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     )
 
 
-BAND_SHORT = {"sub_bass": "sub", "bass": "bass", "low_mid": "lo-m", "mid": "mid",
-              "upper_mid": "hi-m", "high": "high", "air": "air"}
-
-
 def comparison_table(analyses: list[Analysis]) -> Table:
     """One line per analysed file, for `analyze` with several files."""
     table = Table(box=box.SIMPLE_HEAD, title="Side by side", title_justify="left",
@@ -315,7 +328,7 @@ def genres_table(genres: list[dict], *, wide: bool = True) -> Table:
                      width=max([6] + [len(g.get("family") or "") for g in genres]))
     table.add_column("BPM", justify="right", no_wrap=True)
     for name in BAND_NAMES:
-        table.add_column(BAND_SHORT[name], justify="right", no_wrap=True)
+        table.add_column(BAND_WORDS[name].short, justify="right", no_wrap=True)
     families_done = False
     for entry in genres:
         if entry.get("family") and not families_done:
@@ -457,14 +470,16 @@ def failures_table(rows: list[dict], folders: dict[str, str] | None = None) -> T
 
 
 def remote_list_table(docs: list[dict]) -> Table:
-    """`trackgrade remote list`: one line per analysis, newest first."""
+    """`trackgrade remote list`: one line per analysis, newest first. The file name
+    comes last and wraps on a narrow terminal: never cut (it is how you find yours)."""
     table = Table(box=box.SIMPLE_HEAD, title=f"Analyses ({len(docs)}, newest first; UTC)",
-                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False)
+                  title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
+                  show_edge=False)
     table.add_column("id", no_wrap=True, min_width=36)
     table.add_column("created", no_wrap=True, min_width=11)
-    table.add_column("file", overflow="ellipsis")
     table.add_column("status", no_wrap=True, min_width=8)
     table.add_column("score", no_wrap=True, min_width=5)
+    table.add_column("file", overflow="fold")
     for doc in docs:
         score = doc.get("score")
         if score is not None:
@@ -473,9 +488,8 @@ def remote_list_table(docs: list[dict]) -> Table:
         else:
             score_cell = Text("")
         table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
-                      doc.get("file_name") or "",
                       plain_text(doc["status"], "red" if doc["status"] == "failed" else ""),
-                      score_cell)
+                      score_cell, plain_text(doc.get("file_name") or ""))
     return table
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from trackgrade.errors import TrackgradeError
-from trackgrade.grading.grade import GRADE_TABLE
+from trackgrade.grading.grade import GRADE_ORDER
 
 PILLAR_COLUMNS = ("danceability", "mix_quality", "frequency_balance", "energy", "structure")
 CSV_COLUMNS = ("file", "path", "status", "score", "grade", "grade_label", *PILLAR_COLUMNS,
@@ -25,7 +25,6 @@ CSV_COLUMNS = ("file", "path", "status", "score", "grade", "grade_label", *PILLA
                "top_warning", "error_code", "error_message", "seconds")
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 SORTS = ("score", "name")
-GRADE_ORDER = tuple(letter for _, letter, _ in GRADE_TABLE)
 
 
 # ---------------------------------------------------------------- building rows

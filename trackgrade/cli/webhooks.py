@@ -19,8 +19,17 @@ import typer
 from trackgrade import signing
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 
+def _whsec(value: str) -> str:
+    """Every endpoint secret starts with `whsec_` (the prefix is part of the HMAC
+    key): anything else can never verify a delivery, so it is a usage error."""
+    if value is not None and not value.startswith(signing.SECRET_PREFIX):
+        raise typer.BadParameter(f"must be the endpoint's {signing.SECRET_PREFIX}… secret, as "
+                                 "`trackgrade admin webhooks add` printed it")
+    return value
+
+
 SecretOption = Annotated[str, typer.Option(
-    "--secret", envvar="TRACKGRADE_WEBHOOK_SECRET", show_default=False,
+    "--secret", envvar="TRACKGRADE_WEBHOOK_SECRET", show_default=False, callback=_whsec,
     help="The endpoint's signing secret (whsec_…; or TRACKGRADE_WEBHOOK_SECRET).")]
 ToleranceOption = Annotated[float, typer.Option(
     "--tolerance", min=0, help="Seconds the signature timestamp may be off, either way.")]

@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from trackgrade.retry_after import parse_retry_after
+
 
 class APIError(Exception):
     """A failed call. `status` is the HTTP status (None when no answer came),
@@ -163,24 +165,3 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
         if key.lower() == wanted:
             return value
     return None
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds: delta-seconds or an HTTP date; None if absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime
-    import time
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())

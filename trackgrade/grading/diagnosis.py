@@ -103,8 +103,10 @@ def mix_sentence(a: Analysis) -> str:
     extra = []
     if m.clipping_pct >= 0.001:
         extra.append(f"{m.clipping_pct:.3f} % of samples clip")
-    if m.stereo_correlation < 0:
+    if m.stereo_correlation <= L.OUT_OF_PHASE_CORRELATION:
         extra.append(f"the channels are out of phase (correlation {m.stereo_correlation:.2f})")
+    elif m.stereo_correlation < 0:
+        extra.append(f"the stereo correlation is below zero ({m.stereo_correlation:.2f})")
     elif m.stereo_width < 0.01 and a.extras.channels > 1:
         extra.append("the stereo image is mono")
     tail = ("; " + "; ".join(extra)) if extra else ""
@@ -242,9 +244,12 @@ def _mix_fixes(a: Analysis) -> list[str]:
         fixes.append(f"raise the integrated loudness by {lo - m.loudness_lufs:.1f} LU to reach {lo:g} LUFS")
     elif m.loudness_lufs > hi:
         fixes.append(f"back the limiter off by {m.loudness_lufs - hi:.1f} dB (target {hi:g} LUFS or below)")
-    if m.stereo_correlation < 0:
+    if m.stereo_correlation <= L.OUT_OF_PHASE_CORRELATION:
         fixes.append(f"the channels cancel in mono (correlation {m.stereo_correlation:.2f}): flip the "
                      f"polarity of one channel and check mid/side processing")
+    elif m.stereo_correlation < 0:
+        fixes.append(f"stereo correlation {m.stereo_correlation:.2f} is below zero: check the polarity "
+                     f"of each channel and any stereo widener, and keep the low end mono")
     elif m.stereo_width < 0.01 and a.extras.channels > 1:
         fixes.append("the image is mono: pan percussion and pads, or add width to the top end only")
     elif m.stereo_correlation < 0.3:

@@ -12,7 +12,8 @@ from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         genre_unclear, not_electronic_text, part_text, profile_name,
                                         target_name, targets, unclear_genre_text)
-from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
+from trackgrade.display import plural
 from trackgrade.keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
 
@@ -61,7 +62,8 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"At {lufs:.1f} LUFS this pre-master is already {lufs - hi:.1f} LU louder than "
             f"{hi:g} LUFS: remove the limiter from the master bus and send the mastering engineer "
             f"a version around {L.PRE_MASTER_SEND_LUFS:g} LUFS with peaks near "
-            f"{L.PRE_MASTER_IDEAL_PEAK_DBTP:g} dBTP.")))]
+            f"{L.PRE_MASTER_IDEAL_PEAK_DBTP:g} dBTP. If this is already the finished master, grade "
+            f"it as one: --mastering master (mastering_status \"master\" in the API).")))]
     if lufs < lo:
         return [(2 * (lo - lufs), FeedbackItem("tip", "loudness", (
             f"At {lufs:.1f} LUFS the pre-master is quiet ({lo:g} to {hi:g} LUFS is usual): raise the "
@@ -132,12 +134,18 @@ def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     m = a.mix
     channels = a.extras.channels
-    if m.stereo_correlation < 0:
+    if m.stereo_correlation <= L.OUT_OF_PHASE_CORRELATION:
         return [(40.0, FeedbackItem("warn", "stereo", (
             f"Stereo correlation {m.stereo_correlation:.2f}: the channels are out of phase and the "
             f"track will thin out or vanish in mono "
             f"({'club systems' if a.extras.electronic else 'mono speakers'}, phones). Flip the polarity of "
             f"one channel or fix the offending stereo effect.")))]
+    if m.stereo_correlation < 0:
+        return [(25.0, FeedbackItem("warn", "stereo", (
+            f"Stereo correlation {m.stereo_correlation:.2f} is below zero: left and right share "
+            f"little and lean slightly towards opposite polarity, so parts (a centred kick or bass "
+            f"first) may cancel in mono. Check the polarity of each channel and any stereo "
+            f"widener, and keep the low end mono.")))]
     if channels == 1:
         return [(5.0, FeedbackItem("tip", "stereo", (
             "The file is mono (1 channel): export in stereo and spread hats, pads and effects "
@@ -172,11 +180,11 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         tol = BAND_TOLERANCE_DB[b]
         if change > 0:
             filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
-            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
+            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
                     f"±{tol:g} dB): boost by about {change:.0f} dB, or check for a {filt} filter "
                     f"cutting it.")
         else:
-            text = (f"{BAND_LABELS[b].capitalize()} {d:+.1f} dB against {target} (normal: within "
+            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
                     f"±{tol:g} dB): cut about {-change:.0f} dB there with a broad EQ.")
         out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:
@@ -244,15 +252,15 @@ def _structure_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     if contrast is not None and spread is not None and contrast < 40:
         out.append((45.0 - contrast / 2, FeedbackItem("warn", "structure", (
             f"The arrangement is flat: short-term loudness moves only {spread:.1f} LU across "
-            f"{len(secs)} section(s) (a club track typically moves 4-8 LU). Add a breakdown "
+            f"{plural(len(secs), 'section')} (a club track typically moves 4-8 LU). Add a breakdown "
             f"without kick and bass, and a buildup into the drop."))))
     if "drop" not in labels:
         out.append((10.0, FeedbackItem("tip", "structure", (
-            f"No drop was found in {len(secs)} section(s) over {a.duration_seconds:.0f} s: give the "
+            f"No drop was found in {plural(len(secs), 'section')} over {a.duration_seconds:.0f} s: give the "
             f"track one clear peak section, 2-4 LU above the rest, where the full groove lands."))))
     if len(set(labels)) <= 2 and not out:
         out.append((8.0, FeedbackItem("tip", "structure", (
-            f"Only {len(set(labels))} kind(s) of section ({', '.join(sorted(set(labels)))}): an "
+            f"Only {plural(len(set(labels)), 'kind')} of section ({', '.join(sorted(set(labels)))}): an "
             f"intro and outro of 16-32 bars make the track easier to mix."))))
     if not out:
         drop = next(s for s in secs if s.label == "drop")

@@ -20,6 +20,7 @@ GRADE_TABLE: tuple[tuple[int, str, str], ...] = (
     (40, "D-", "Poor"),
     (0, "F", "Not ready"),
 )
+GRADE_ORDER: tuple[str, ...] = tuple(letter for _, letter, _ in GRADE_TABLE)   # best first
 
 
 def grade_for(score: int) -> Grade:

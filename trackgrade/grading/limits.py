@@ -7,6 +7,8 @@ comes from: benchmarks/GENRES.md ("Tolerances and limits").
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from trackgrade.delivery.platforms import PLATFORMS
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 
@@ -37,9 +39,34 @@ def _span(lo: float, hi: float) -> str:
     return f"{lo:g} Hz-{hi / 1000:g} kHz"
 
 
-_WORDS = ("sub-bass", "bass", "low mids", "mids", "upper mids", "highs", "air")
-BAND_LABELS = {name: f"{word} ({_span(lo, hi)})"
-               for name, word, (lo, hi) in zip(BAND_NAMES, _WORDS, BAND_EDGES_HZ)}
+class BandWords(NamedTuple):
+    """How one band is named: a table row, a chart label, a narrow column header,
+    and in a sentence (lower case; BAND_LABELS adds its span)."""
+    title: str
+    chart: str
+    short: str
+    sentence: str
+
+
+# The one table of band names: the terminal, the report, the genre table and
+# the words of the diagnosis and the feedback all read it.
+BAND_WORDS = {
+    "sub_bass": BandWords("Sub bass", "Sub", "sub", "sub-bass"),
+    "bass": BandWords("Bass", "Bass", "bass", "bass"),
+    "low_mid": BandWords("Low mids", "Low mid", "lo-m", "low mids"),
+    "mid": BandWords("Mids", "Mid", "mid", "mids"),
+    "upper_mid": BandWords("Upper mids", "Upper mid", "hi-m", "upper mids"),
+    "high": BandWords("Highs", "High", "high", "highs"),
+    "air": BandWords("Air", "Air", "air", "air"),
+}
+BAND_LABELS = {name: f"{BAND_WORDS[name].sentence} ({_span(lo, hi)})"
+               for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ)}
+
+
+def sentence_start(text: str) -> str:
+    """`text` with its first letter capitalised and the rest kept ("Highs (4-8 kHz)",
+    never str.capitalize()'s "Highs (4-8 khz)")."""
+    return text[:1].upper() + text[1:]
 
 # Loudness and peaks. Master ceiling: AES TD1004 / streaming delivery specs.
 # Pre-master: the mastering engineer's usual request (-18 LUFS, 6 dB headroom).
@@ -93,5 +120,10 @@ HISS_BALANCE_DB = 4.0
 
 # Stereo
 PHASE_CORRELATION_LOW = 0.3
+# Out of phase: summed to mono, L+R keeps (1 + correlation) / 2 of the energy;
+# at 0 (unrelated channels) that is -3 dB, as for any wide stereo, at -0.5 it is
+# -6 dB and towards -1 the track vanishes. Between -0.5 and 0 the channels are
+# only slightly opposed: worth a polarity check, never "out of phase".
+OUT_OF_PHASE_CORRELATION = -0.5
 MONO_WIDTH = 0.01
 WIDE_WIDTH = 0.35

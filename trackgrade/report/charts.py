@@ -12,13 +12,12 @@ import math
 
 from trackgrade.display import clock
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+from trackgrade.grading.limits import BAND_WORDS
 
 SECTION_COLOURS = {"intro": "#9cc3e6", "buildup": "#f6c47b", "drop": "#ef8a6f",
                    "breakdown": "#b7a8dd", "outro": "#9cc3e6"}
 TRACK_COLOUR = "#2f6db5"
 REFERENCE_COLOUR = "#d9822b"
-BAND_TITLES = {"sub_bass": "Sub", "bass": "Bass", "low_mid": "Low mid", "mid": "Mid",
-               "upper_mid": "Upper mid", "high": "High", "air": "Air"}
 CHAR_W = 0.58            # average glyph width / font size (sans-serif), to fit labels
 MAX_CURVE_POINTS = 900
 
@@ -112,7 +111,7 @@ def tonal_balance(rows: list[dict], *, target_name: str, reference_name: str | N
         status = "ok" if abs(delta) <= tol else ("high" if delta > 0 else "low")
         lo, hi = BAND_EDGES_HZ[BAND_NAMES.index(row["band"])]
         bands.append({
-            "name": row["band"], "title": BAND_TITLES[row["band"]], "cx": _f(cx),
+            "name": row["band"], "title": BAND_WORDS[row["band"]].chart, "cx": _f(cx),
             "x": _f(cx - column * 0.36), "w": _f(column * 0.72),
             "tol_y": _f(y_of(tol)), "tol_h": _f(y_of(-tol) - y_of(tol)),
             "y": _f(y_of(delta)), "delta": delta, "status": status,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Callable
 
+from trackgrade.display import plural
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import accounts, idempotency, queries
 from trackgrade.server.clock import isoformat, utc_day_start
@@ -71,7 +72,8 @@ class Creating(LifecycleCore):
                                                 limit=NAMED_IN_FLIGHT)]
             more = f" and {in_flight - len(held)} more" if in_flight > len(held) else ""
             raise TrackgradeError(
-                "too_many_in_flight", f"this key already has {in_flight} analyses in flight "
+                "too_many_in_flight", f"this key already has "
+                f"{plural(in_flight, 'analysis', 'analyses')} in flight "
                 f"(limit {caller.in_flight}): {', '.join(held)}{more}; wait for one to "
                 "complete, or cancel one that awaits its upload (DELETE /v1/analyses/{id})",
                 headers={"Retry-After": "5"})
@@ -81,7 +83,8 @@ class Creating(LifecycleCore):
             if used >= caller.daily:
                 reset = int(day.timestamp()) + 86400
                 raise TrackgradeError(
-                    "daily_quota_exceeded", f"this key has used its {caller.daily} analyses "
+                    "daily_quota_exceeded", f"this key has used its "
+                    f"{plural(caller.daily, 'analysis', 'analyses')} "
                     f"for today (UTC)", headers={"Retry-After": str(max(1, int(reset - now)))})
 
     def _new_row(self, caller: Caller, sub: Submission, now: float) -> AnalysisRow:

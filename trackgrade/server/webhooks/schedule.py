@@ -16,7 +16,6 @@ the wait before the first attempt) replaces the schedule, e.g. in tests.
 from __future__ import annotations
 
 import random
-from email.utils import parsedate_to_datetime
 
 DEFAULT_SCHEDULE: tuple[float, ...] = (0, 10, 60, 300, 1800, 7200, 18000, 36000, 50400,
                                        72000, 86400)
@@ -57,20 +56,3 @@ def next_wait(attempts: int, schedule: tuple[float, ...], rng: random.Random, *,
     if status in RETRY_AFTER_STATUSES and retry_after is not None:
         return min(max(0.0, retry_after), RETRY_AFTER_CAP)
     return jittered(schedule[attempts], rng)
-
-
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """A Retry-After header as seconds from `now` (delta-seconds or an
-    HTTP date); None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - now)

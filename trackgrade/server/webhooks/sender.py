@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from trackgrade.retry_after import parse_retry_after
 from trackgrade.server.webhooks.addresses import address_refusal, redacted, resolve
-from trackgrade.server.webhooks.schedule import parse_retry_after
 
 TIMEOUT_S = 10.0
 MAX_ANSWER_BYTES = 64 * 1024
