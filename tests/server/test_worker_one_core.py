@@ -16,7 +16,8 @@ import soundfile as sf
 sys.path.insert(0, str(Path(__file__).parent))
 import worker_probe  # noqa: E402
 
-from trackgrade.server.worker import ProcessExecutor, native_threads, score_stage  # noqa: E402
+from trackgrade.pool import native_threads  # noqa: E402
+from trackgrade.server.worker import ProcessExecutor, score_stage  # noqa: E402
 
 
 def flac_bytes(seconds: float = 65.0, rate: int = 22050) -> bytes:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.signal import firwin, upfirdn
 
 MAX_ANALYSIS_RATE = 48000        # Hz: above this, the analysis runs resampled
 _FAMILY_44K = 44100
@@ -41,6 +40,9 @@ class Resampler:
     signal, as its default padding)."""
 
     def __init__(self, rate_in: int, rate_out: int, channels: int) -> None:
+        # scipy loads only for high-rate audio: `trackgrade analyze` of the rest stays lean
+        from scipy.signal import firwin, upfirdn
+
         g = math.gcd(rate_in, rate_out)
         self.up, self.down = rate_out // g, rate_in // g
         up, down = self.up, self.down
@@ -50,6 +52,7 @@ class Resampler:
         # the causal output m + `_skip` (resample_poly's n_pre_pad/n_pre_remove)
         pre = down - half_len % down
         self._h = np.concatenate([np.zeros(pre), h]).astype(np.float32)
+        self._upfirdn = upfirdn
         self._skip = (half_len + pre) // down
         # input frames kept from one chunk to the next: all the filter reaches,
         # a whole number of `down` periods
@@ -91,7 +94,7 @@ class Resampler:
         x = np.concatenate([self._history, block])
         first = self._keep * self.up // self.down
         count = block.shape[0] * self.up // self.down
-        y = upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
+        y = self._upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
         self._history = x[-self._keep:]
         start = self._frames_out
         self._frames_out += count
