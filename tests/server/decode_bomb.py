@@ -58,14 +58,15 @@ def _utf8_number(n: int) -> bytes:
 
 
 def flac_constant_blocks(seconds: float, rate: int = 192000, channels: int = 2, *,
-                         block: int = 8192, level: int = 8000) -> bytes:
+                         block: int = 8192, level: int = 8000, declare_total: bool = True) -> bytes:
     """A 16-bit FLAC of `seconds` at `rate`: every frame a CONSTANT subframe per
     channel, alternating +level/-level from frame to frame (a square wave of
     rate / (2 block) Hz, loud enough not to be silence; the last frame may be
-    shorter)."""
+    shorter). `declare_total=False`: STREAMINFO's total sample count is 0
+    ("unknown"), so only decoding tells the length."""
     total = int(round(seconds * rate))
     streaminfo = struct.pack(">HH", block, block) + (0).to_bytes(3, "big") * 2
-    packed = (rate << 44) | ((channels - 1) << 41) | (15 << 36) | total
+    packed = (rate << 44) | ((channels - 1) << 41) | (15 << 36) | (total if declare_total else 0)
     streaminfo += packed.to_bytes(8, "big") + bytes(16)
     out = bytearray(b"fLaC" + bytes([0x80]) + len(streaminfo).to_bytes(3, "big") + streaminfo)
     size_code = {4096: 0b1100, 8192: 0b1101, 16384: 0b1110}[block]
