@@ -9,41 +9,17 @@ benchmarks/bench_hardening.py (`bomb`)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from decode_bomb import flac_constant_blocks  # noqa: E402
+from decode_bomb import analyze_command, finish, flac_constant_blocks, start, worker_command  # noqa: E402
 
 from trackgrade.grading.validate import validate_document  # noqa: E402
 
 PEAK_LIMIT_BYTES = 1.5e9
-WORKER = """
-import json, sys
-from trackgrade.pool import one_core
-from trackgrade.server.worker import score_stage
-one_core()
-data = open(sys.argv[1], "rb").read()
-outcome = score_stage(data, "bomb.flac", "pre-master")
-print(json.dumps(outcome[1].to_dict() if outcome[0] == "ok" else list(outcome)))
-"""
-
-
-def measured(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-
-def finished(child: subprocess.Popen) -> tuple[int, str, str, int]:
-    """(exit status, stdout, stderr, peak RSS in bytes) of a child, its rusage its own."""
-    out, err = child.stdout.read(), child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, out.decode(), err.decode(), usage.ru_maxrss * 1024
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +32,11 @@ def bomb(tmp_path_factory) -> Path:
 
 def test_the_decode_bomb_is_analysed_in_bounded_memory_by_a_worker_and_by_analyze(bomb):
     # both at once: the two children are measured separately (each its own rusage)
-    worker = measured([sys.executable, "-c", WORKER, str(bomb)])
-    analyze = measured([sys.executable, "-m", "trackgrade", "analyze", str(bomb), "--json"])
-    results = {"worker": finished(worker), "analyze": finished(analyze)}
-    for name, (code, out, err, peak) in results.items():
-        assert code == 0, (name, err[-2000:])
-        document = json.loads(out)
+    worker = start(worker_command(str(bomb)))
+    analyze = start(analyze_command(str(bomb)))
+    for name, run in {"worker": finish(worker), "analyze": finish(analyze)}.items():
+        assert run.code == 0, (name, run.err[-2000:])
+        document = json.loads(run.out)
         assert validate_document(document) == [], name
         assert document["duration_seconds"] == pytest.approx(1200, abs=0.5)
-        assert peak <= PEAK_LIMIT_BYTES, f"{name}: {peak / 1e9:.2f} GB"
+        assert run.peak_bytes <= PEAK_LIMIT_BYTES, f"{name}: {run.peak_bytes / 1e9:.2f} GB"
