@@ -11,6 +11,8 @@ tests/server/test_proof_*.py, and `--workers 2` analysis throughput.
     python benchmarks/bench_hardening.py bodies [--concurrent 4] [--mib 150] [--rounds 3]
         [--before main]
     python benchmarks/bench_hardening.py store   [--analyses 200] [--flips 200] [--postgres]
+    python benchmarks/bench_hardening.py bomb    [--minutes 20] [--rate 192000] [--before DIR]
+    python benchmarks/bench_hardening.py orphans [--cycles 20]
 
 `crash`, `fuzz` and `mutate` run the same code as the CI proofs with bigger
 budgets and print what they saw. `workers` times a real `trackgrade serve
@@ -21,7 +23,11 @@ one-core-per-worker change taken out, e.g. made by `--make-before DIR`), and
 prints each run, the medians and the per-pair ratio. `slow_clients` and
 `bodies` (benchmarks/hardening_http.py) time fresh clients while slow
 connections are open and measure the server's memory under unauthenticated
-bodies, optionally for a `--before` git ref too.
+bodies, optionally for a `--before` git ref too. `bomb` analyses issue
+18's decode bomb (20 minutes at 192 kHz stereo in constant FLAC blocks) as a
+server worker and with `trackgrade analyze`: peak RSS, wall and CPU time.
+`orphans` kills a real `serve --workers 2` with SIGKILL, cycle after cycle,
+and counts what it started that is still running.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -109,17 +116,22 @@ def mutate(args) -> dict:
 # --- workers throughput -------------------------------------------------------------------
 
 def make_before(target: Path) -> None:
-    """This tree with the one-core-per-worker change taken out (initializer and
-    parallel=False in the server's worker)."""
+    """This tree with the one-core-per-worker change taken out (the pool's
+    `one_core()` and parallel=False in the server's worker)."""
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(ROOT / "trackgrade", target / "trackgrade")
+    pool = target / "trackgrade" / "pool.py"
+    text = pool.read_text()
+    text = text.replace("    die_with(owner, parent_death_signal)\n    one_core()\n",
+                        "    die_with(owner, parent_death_signal)\n")
+    assert "parent_death_signal)\n    one_core()" not in text
+    pool.write_text(text)
     worker = target / "trackgrade" / "server" / "worker.py"
     text = worker.read_text()
-    text = text.replace(",\n                                   initializer=one_core)", ")")
     text = text.replace("measure(data, file_name=file_name,\n" + " " * 58 + "parallel=False)",
                         "measure(data, file_name=file_name)")
-    assert "initializer=one_core" not in text and "parallel=False)" not in text
+    assert "parallel=False)" not in text
     worker.write_text(text)
 
 
@@ -338,6 +350,71 @@ def store(args) -> dict:
     return out
 
 
+# --- bounded work: the decode bomb (issue 18) -------------------------------------------
+
+def bomb(args) -> dict:
+    """The 20-minute 192 kHz stereo constant-block FLAC analysed as a server
+    worker does (`score_stage`, one core) and by `trackgrade analyze`, one
+    after the other: peak RSS (the child's own), wall and CPU seconds. With
+    `--before DIR`: the same with DIR's trackgrade first on PYTHONPATH."""
+    import decode_bomb
+
+    out = {"file": f"{args.minutes} min, {args.rate} Hz stereo, constant blocks"}
+    trees = {"after": ROOT} | ({"before": Path(args.before)} if args.before else {})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bomb.flac"
+        path.write_bytes(decode_bomb.flac_constant_blocks(args.minutes * 60, args.rate, 2))
+        out["bytes"] = path.stat().st_size
+        for tree_name, tree in trees.items():
+            env = {"PYTHONPATH": str(tree)}
+            for surface, command in (("worker", decode_bomb.worker_command),
+                                     ("analyze", decode_bomb.analyze_command)):
+                run = decode_bomb.finish(decode_bomb.start(command(str(path)), env))
+                document = json.loads(run.out) if run.code == 0 else None
+                out[f"{tree_name}_{surface}"] = {
+                    "exit": run.code, "peak_rss_gb": round(run.peak_bytes / 1e9, 3),
+                    "seconds": round(run.seconds, 1), "cpu_seconds": round(run.cpu_seconds, 1),
+                    "complete": isinstance(document, dict) and "score" in document}
+                print(tree_name, surface, out[f"{tree_name}_{surface}"], flush=True)
+    out["load_average"] = os.getloadavg()
+    return out
+
+
+# --- no orphans: kill -9 cycles ---------------------------------------------------------
+
+def orphans(args) -> dict:
+    """`--cycles` times: a real `trackgrade serve --workers 2`, its workers up
+    (the fork server, the resource tracker, the warmed-up workers), kill -9 of
+    the server process alone; how long until every process it started is
+    gone, and how many are left after 10 s."""
+    import process_tree
+    from serve_process import ServeProcess
+
+    seconds, left_total, seen = [], 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for cycle in range(args.cycles):
+            server = ServeProcess(Path(tmp) / "data", "--workers", "2", require=True)
+            try:
+                started = process_tree.wait_for_descendants(server.proc.pid, 4, 60)
+                seen.append(len(started))
+                os.kill(server.proc.pid, signal.SIGKILL)
+                server.proc.wait(10)
+                left, took = process_tree.wait_until_gone(started, 10.0)
+                seconds.append(took)
+                left_total += len(left)
+                print(f"cycle {cycle + 1}: {len(started)} started, {len(left)} left, "
+                      f"{took:.2f} s", flush=True)
+            finally:
+                try:
+                    os.killpg(server.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    return {"cycles": args.cycles, "processes_per_server": [min(seen), max(seen)],
+            "orphans_left_after_10s": left_total,
+            "seconds_until_gone_median": round(statistics.median(seconds), 2),
+            "seconds_until_gone_max": round(max(seconds), 2), "load_average": os.getloadavg()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -362,11 +439,18 @@ def main() -> None:
     p.add_argument("--flips", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--postgres", action="store_true", help="also stop/start a real PostgreSQL")
+    p = sub.add_parser("bomb")
+    p.add_argument("--minutes", type=int, default=20)
+    p.add_argument("--rate", type=int, default=192000)
+    p.add_argument("--before", help="a trackgrade tree to measure too (e.g. main's)")
+    p = sub.add_parser("orphans")
+    p.add_argument("--cycles", type=int, default=20)
     args = parser.parse_args()
     if args.what == "workers" and args.make_before:
         make_before(Path(args.before))
     result = {"crash": crash, "fuzz": fuzz, "mutate": mutate, "workers": workers,
-              "store": store, **hardening_http.COMMANDS}[args.what](args)
+              "store": store, "bomb": bomb, "orphans": orphans,
+              **hardening_http.COMMANDS}[args.what](args)
     text = json.dumps(result, indent=2)
     print(text)
     out = ROOT / "benchmarks" / "out"

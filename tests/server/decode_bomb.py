@@ -6,7 +6,13 @@ Used by tests/server/test_bounded_work.py and benchmarks/bench_hardening.py."""
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
 
 
 def _crc8_table() -> list[int]:
@@ -58,14 +64,15 @@ def _utf8_number(n: int) -> bytes:
 
 
 def flac_constant_blocks(seconds: float, rate: int = 192000, channels: int = 2, *,
-                         block: int = 8192, level: int = 8000) -> bytes:
+                         block: int = 8192, level: int = 8000, declare_total: bool = True) -> bytes:
     """A 16-bit FLAC of `seconds` at `rate`: every frame a CONSTANT subframe per
     channel, alternating +level/-level from frame to frame (a square wave of
     rate / (2 block) Hz, loud enough not to be silence; the last frame may be
-    shorter)."""
+    shorter). `declare_total=False`: STREAMINFO's total sample count is 0
+    ("unknown"), so only decoding tells the length."""
     total = int(round(seconds * rate))
     streaminfo = struct.pack(">HH", block, block) + (0).to_bytes(3, "big") * 2
-    packed = (rate << 44) | ((channels - 1) << 41) | (15 << 36) | total
+    packed = (rate << 44) | ((channels - 1) << 41) | (15 << 36) | (total if declare_total else 0)
     streaminfo += packed.to_bytes(8, "big") + bytes(16)
     out = bytearray(b"fLaC" + bytes([0x80]) + len(streaminfo).to_bytes(3, "big") + streaminfo)
     size_code = {4096: 0b1100, 8192: 0b1101, 16384: 0b1110}[block]
@@ -79,3 +86,56 @@ def flac_constant_blocks(seconds: float, rate: int = 192000, channels: int = 2, 
         body = header + (b"\x00" + values[number % 2]) * channels
         out += body + struct.pack(">H", _crc16(body))
     return bytes(out)
+
+
+# --- analysing it in a child process, measured --------------------------------
+
+# what a server worker runs on a job (`score_stage`, one core), as a script
+WORKER_SCRIPT = """
+import json, sys
+from trackgrade.pool import one_core
+from trackgrade.server.worker import score_stage
+one_core()
+data = open(sys.argv[1], "rb").read()
+outcome = score_stage(data, "bomb.flac", "pre-master")
+print(json.dumps(outcome[1].to_dict() if outcome[0] == "ok" else list(outcome)))
+"""
+
+
+def worker_command(path: str) -> list[str]:
+    return [sys.executable, "-c", WORKER_SCRIPT, path]
+
+
+def analyze_command(path: str) -> list[str]:
+    return [sys.executable, "-m", "trackgrade", "analyze", path, "--json"]
+
+
+@dataclass
+class Measured:
+    code: int
+    out: str
+    err: str
+    peak_bytes: int          # the child's own peak RSS (wait4's rusage)
+    seconds: float           # start to exit
+    cpu_seconds: float       # user + system
+
+
+def start(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, float]:
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**os.environ, **(env or {})})
+    return child, time.perf_counter()
+
+
+def finish(started: tuple[subprocess.Popen, float]) -> Measured:
+    """Read a child's output to the end and reap it with its own rusage."""
+    child, t0 = started
+    err: list[bytes] = []
+    drain = threading.Thread(target=lambda: err.append(child.stderr.read()), daemon=True)
+    drain.start()                       # neither pipe may fill while the other is read
+    out = child.stdout.read()
+    drain.join()
+    err = err[0] if err else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return Measured(child.returncode, out.decode(), err.decode(), usage.ru_maxrss * 1024,
+                    time.perf_counter() - t0, usage.ru_utime + usage.ru_stime)

@@ -11,7 +11,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import soundfile as sf
 
-from trackgrade.server.worker import ProcessExecutor, native_threads, score_stage
+from trackgrade.pool import native_threads
+from trackgrade.server.worker import ProcessExecutor, score_stage
 
 from tests.server import worker_probe
 

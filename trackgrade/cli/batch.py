@@ -3,8 +3,9 @@
 Directories are searched recursively for audio files (see `AUDIO_EXTENSIONS`,
 case-insensitive; hidden files skipped); files named explicitly are always
 included. Each file is read into memory and graded by `pipeline.analyze` in a
-worker process (`--jobs`, forkserver with the engine preloaded, else spawn;
-BLAS/OpenMP threads capped at one per worker). `--jobs 1` also uses one worker
+worker process (`--jobs`; `trackgrade.pool`, the server's pool too: forkserver
+with the engine preloaded, else spawn; BLAS/OpenMP threads capped at one per
+worker; workers that die with this process). `--jobs 1` also uses one worker
 process rather than this one: measured on the 2-vCPU box, a capped worker
 grades as fast as the uncapped in-process loop while burning ~25 % less CPU
 (OpenBLAS helper threads spin), and a crash in a decoder then costs one row,
@@ -26,14 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, Optional
+from typing import Annotated, Callable, Iterator, Optional
 
 import typer
 
@@ -45,10 +44,6 @@ from trackgrade.cli.remote import BaseUrlOption, KeyOption
 from trackgrade.cli.rows import (CSV_COLUMNS, RowWriter, failed_row,  # noqa: F401
                                  row_for, sorted_rows, summarize)
 from trackgrade.errors import TrackgradeError
-
-if TYPE_CHECKING:                      # process pools and rich load when a batch runs
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
 RANKED_ROWS = 40            # rows of the ranked table when stdout is not a terminal
 AUDIO_EXTENSIONS = frozenset({".wav", ".wave", ".aif", ".aiff", ".aifc", ".flac", ".mp3"})
@@ -141,44 +136,6 @@ def grade_file(path: str, mastering_status: str, genre: str | None = None,
 
 # ---------------------------------------------------------------- running many
 
-def _worker_init() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@contextmanager
-def capped_threads(threads: int = 1) -> Iterator[None]:
-    """Set the native thread-pool sizes that child processes inherit (the
-    user's own settings win)."""
-    # Native thread pools a worker could start; each worker gets one thread, as the
-    # processes themselves are the parallelism (the server's workers do the same).
-    # Imported here, not at the top: `trackgrade analyze` loads no server code.
-    from trackgrade.server.worker import THREAD_ENV_VARS
-
-    saved = {name: os.environ.get(name) for name in THREAD_ENV_VARS}
-    for name in THREAD_ENV_VARS:
-        os.environ.setdefault(name, str(threads))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def pool_context() -> multiprocessing.context.BaseContext:
-    """forkserver where available (fast starts from a preloaded server),
-    otherwise spawn; never plain fork from a process that may hold threads."""
-    import multiprocessing
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["trackgrade.pipeline"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 def run_in_process(files: list[str], mastering_status: str,
                    on_result: Callable[[dict, Optional[dict]], None], *target) -> None:
     """Grade in this process, one file after the other (no isolation, no
@@ -192,7 +149,9 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
     """Grade in worker processes, reporting each file as it completes. A
     worker that dies takes its file with it (recorded as failed), and the
     pool is rebuilt for the files still waiting. `target`: genre, references."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from trackgrade.pool import process_pool, terminate
 
     pending = list(files)
     fruitless = 0          # pools in a row that died before finishing any file
@@ -202,12 +161,9 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
                 on_result(failed_row(path, "engine_error",
                                      "worker processes keep dying; file not analyzed", 0.0), None)
             return
-        with capped_threads(1):   # workers (and the fork server) start during submit
-            executor = ProcessPoolExecutor(max_workers=min(jobs, len(pending)),
-                                           mp_context=pool_context(),
-                                           initializer=_worker_init)
-            futures = {executor.submit(grade_file, path, mastering_status, *target): path
-                       for path in pending}
+        executor = process_pool(min(jobs, len(pending)))
+        futures = {executor.submit(grade_file, path, mastering_status, *target): path
+                   for path in pending}
         pending = []
         broken = False
         finished = 0
@@ -231,19 +187,10 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
                             0.0), None
                     on_result(row, document)
         except BaseException:
-            _stop_pool(executor)
+            terminate(executor)
             raise
         executor.shutdown(wait=True)
         fruitless = fruitless + 1 if broken and not finished else 0
-
-
-def _stop_pool(executor: ProcessPoolExecutor) -> None:
-    """Cancel queued work and end the workers this batch started."""
-    processes = list(getattr(executor, "_processes", {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
 
 
 # ---------------------------------------------------------------- output

@@ -67,7 +67,7 @@ def _loudness_stage(samples: np.ndarray, rate: int, timings: dict[str, float]):
     return loudness
 
 
-class _Inline:
+class InlineExecutor:
     """An executor that runs each task at once in the calling thread."""
 
     def submit(self, fn, *args, **kwargs) -> Future:
@@ -75,7 +75,7 @@ class _Inline:
         future.set_result(fn(*args, **kwargs))
         return future
 
-    def __enter__(self) -> "_Inline":
+    def __enter__(self) -> "InlineExecutor":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -94,8 +94,8 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
     samples, rate, duration = audio.samples, audio.sample_rate, audio.duration_s
     native = audio.native             # resampled audio: loudness, peaks, clipping, the Gram
     timings: dict[str, float] = {}    # matrix were measured at the native rate
-    with ThreadPoolExecutor(max_workers=1) if parallel else _Inline() as pool:
-        pending = (_Inline().submit(lambda: native.loudness) if native is not None
+    with ThreadPoolExecutor(max_workers=1) if parallel else InlineExecutor() as pool:
+        pending = (InlineExecutor().submit(lambda: native.loudness) if native is not None
                    else pool.submit(_loudness_stage, samples, rate, timings))
         watch = _Stopwatch(timings)
         gram = native.gram if native is not None else channel_gram(samples)

@@ -21,11 +21,14 @@ looks at 20 kHz at most. At or below 48 kHz nothing changes: `decode`.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from trackgrade.engine.decode import ChunkedAudio, decode, decode_chunks, probe, sniff_container
 from trackgrade.engine.decode.limits import MAX_DURATION_S
 from trackgrade.engine.dynamics import clipped_samples
+from trackgrade.engine.extract import InlineExecutor
 from trackgrade.engine.features import DecodedAudio, NativeMeasures
 from trackgrade.engine.loudness import (CURVE_HOP_S, HopEnergies, TruePeakStream, amplitude_db,
                                         loudness_from_energies, single_thread_blas)
@@ -43,12 +46,14 @@ def decode_for_analysis(data: bytes, *, file_name: str, parallel: bool = True) -
         rate = probe(data, file_name=file_name).sample_rate      # a header read: microseconds
         if rate > MAX_ANALYSIS_RATE:
             return _stream(decode_chunks(data, file_name=file_name,
-                                         chunk_frames=CHUNK_HOPS * int(round(CURVE_HOP_S * rate))))
+                                         chunk_frames=CHUNK_HOPS * int(round(CURVE_HOP_S * rate))),
+                           parallel=parallel)
     return decode(data, file_name=file_name, parallel=parallel)
 
 
-def _stream(chunks: ChunkedAudio) -> DecodedAudio:
-    """One pass over the chunks: native measures, and the resampled copy."""
+def _stream(chunks: ChunkedAudio, *, parallel: bool) -> DecodedAudio:
+    """One pass over the chunks: native measures, and the resampled copy (on
+    a second thread when `parallel`)."""
     rate, channels = chunks.sample_rate, chunks.channels
     target = analysis_rate(rate)
     resampler = Resampler(rate, target, channels)
@@ -67,15 +72,16 @@ def _stream(chunks: ChunkedAudio) -> DecodedAudio:
         out[filled:filled + part.shape[0]] = part
         filled += part.shape[0]
 
-    with single_thread_blas():
+    with single_thread_blas(), ThreadPoolExecutor(1) if parallel else InlineExecutor() as pool:
         for chunk in chunks:
+            resampled = pool.submit(resampler.feed, chunk)
             energies.feed(chunk)
             peak.feed(chunk)
             products, sums, frames = channel_gram(chunk)
             gram = (gram[0] + products, gram[1] + sums, gram[2] + frames)
             clipped += clipped_samples(chunk)
             sample_peak = max(sample_peak, float(chunk.max()), -float(chunk.min()))
-            keep(resampler.feed(chunk))
+            keep(resampled.result())
         chunks.finish()                 # too short, silence, DC: refused as `decode` does
         keep(resampler.flush())
         true_peak = peak.true_peak_dbtp()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.signal import firwin, upfirdn
+from numpy.lib.stride_tricks import as_strided
 
 MAX_ANALYSIS_RATE = 48000        # Hz: above this, the analysis runs resampled
+_BLOCK = 32                      # outputs per matrix row in `Resampler._decimate`
 _FAMILY_44K = 44100
 
 
@@ -41,6 +42,9 @@ class Resampler:
     signal, as its default padding)."""
 
     def __init__(self, rate_in: int, rate_out: int, channels: int) -> None:
+        # scipy loads only for high-rate audio: `trackgrade analyze` of the rest stays lean
+        from scipy.signal import firwin, upfirdn
+
         g = math.gcd(rate_in, rate_out)
         self.up, self.down = rate_out // g, rate_in // g
         up, down = self.up, self.down
@@ -50,6 +54,8 @@ class Resampler:
         # the causal output m + `_skip` (resample_poly's n_pre_pad/n_pre_remove)
         pre = down - half_len % down
         self._h = np.concatenate([np.zeros(pre), h]).astype(np.float32)
+        self._upfirdn = upfirdn
+        self._toeplitz: np.ndarray | None = None      # `_decimate`'s matrix, made on first use
         self._skip = (half_len + pre) // down
         # input frames kept from one chunk to the next: all the filter reaches,
         # a whole number of `down` periods
@@ -91,9 +97,41 @@ class Resampler:
         x = np.concatenate([self._history, block])
         first = self._keep * self.up // self.down
         count = block.shape[0] * self.up // self.down
-        y = upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
+        if self.up == 1:
+            y = self._decimate(x, first, count)
+        else:
+            y = self._upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
         self._history = x[-self._keep:]
         start = self._frames_out
         self._frames_out += count
         drop = max(0, self._skip - start)
         return np.ascontiguousarray(y[drop:], dtype=np.float32)
+
+    def _decimate(self, x: np.ndarray, first: int, count: int) -> np.ndarray:
+        """`upfirdn(h, x, 1, down)[first:first + count]` (the filter never
+        reaches before `x`) as matrix products: `_BLOCK` outputs at a time from
+        one window of input per channel (rows of a strided view), ~2x faster
+        than upfirdn's loop; the few outputs after the last whole block from
+        their own windows."""
+        h, down, size = self._h, self.down, self._h.size
+        if self._toeplitz is None:
+            t, i = np.arange(_BLOCK)[None, :], np.arange((_BLOCK - 1) * down + size)[:, None]
+            lag = size - 1 + t * down - i                      # M[i, t] = h[L - 1 + t*down - i]
+            self._toeplitz = np.where((lag >= 0) & (lag < size), h[np.clip(lag, 0, size - 1)],
+                                      0.0).astype(np.float32)
+        channels = np.ascontiguousarray(x.T)
+        start = first * down - size + 1                      # the first output's first input
+        blocks = count // _BLOCK
+        width = (_BLOCK - 1) * down + size
+        y = np.empty((count, x.shape[1]), dtype=np.float32)
+        for c, column in enumerate(channels):
+            step = column.strides[0]
+            if blocks:
+                rows = as_strided(column[start:], shape=(blocks, width),
+                                  strides=(_BLOCK * down * step, step), writeable=False)
+                y[:blocks * _BLOCK, c] = (rows @ self._toeplitz).reshape(-1)
+            rest = np.arange(blocks * _BLOCK, count)
+            if rest.size:
+                windows = column[(start + rest * down)[:, None] + np.arange(size)[None, :]]
+                y[blocks * _BLOCK:, c] = windows @ h[::-1]
+        return y

@@ -10,14 +10,13 @@ when `running + queued` would exceed it, and never blocks.
 
 Two implementations share one contract (tests/server/test_server_worker.py):
 
-- `ProcessExecutor`: a pool of worker PROCESSES (a 'spawn' context, never a
-  fork of the threaded server); bytes travel pickled through the pool's pipe,
-  never through a file. A crashed worker (BrokenProcessPool) fails its jobs
-  with `engine_error` and the pool is rebuilt. Each worker is one core's
-  worth of work, as in `trackgrade batch`: the analysis runs with
-  `parallel=False` (no second engine thread, no two-thread FLAC decode) and
-  native thread pools (BLAS, OpenMP) capped at one thread, so `--workers N`
-  uses N cores instead of oversubscribing them.
+- `ProcessExecutor`: worker PROCESSES, the library's one analysis pool
+  (`trackgrade.pool`, which `trackgrade batch` uses too: forkserver, one core
+  per worker, workers that die with the server however it dies); bytes
+  travel pickled through the pool's pipe, never through a file. A crashed
+  worker (BrokenProcessPool) fails its jobs with `engine_error` and the pool
+  is rebuilt. The analysis runs with `parallel=False` (no second engine
+  thread, no two-thread FLAC decode), so `--workers N` uses N cores.
 - `ThreadExecutor`: the same in threads of this process. Used for test-mode
   jobs (the canned analysis, which never touches the engine) and in tests.
 
@@ -30,7 +29,6 @@ pickling with its code.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import threading
 from concurrent.futures import Executor as _FuturesExecutor
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -40,6 +38,7 @@ from typing import Callable, Protocol
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
+from trackgrade.pool import process_pool, terminate, warm_up
 
 log = logging.getLogger("trackgrade.server.worker")
 
@@ -116,37 +115,6 @@ def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
                 code, f"test mode: {file_name!r} asks to fail with {code}"))
         return testmode.canned_analysis(file_name, mastering_status, genre, codec_preview)
     return _guard(run)
-
-
-# native thread pools a worker could start (read when a library loads them)
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
-def one_core() -> None:
-    """Worker process initializer: one thread in every native pool (those
-    already loaded through threadpoolctl, later ones through the environment)."""
-    import os
-
-    from threadpoolctl import threadpool_limits
-
-    for name in THREAD_ENV_VARS:
-        os.environ[name] = "1"
-    threadpool_limits(limits=1)
-
-
-def native_threads() -> int:
-    """The largest thread count of the native pools loaded in this process."""
-    from threadpoolctl import threadpool_info
-
-    import trackgrade.pipeline  # noqa: F401  (load what an analysis loads)
-    return max((pool["num_threads"] for pool in threadpool_info()), default=1)
-
-
-def warm_up() -> bool:
-    """Import the pipeline in a fresh worker so the first job is not slowed."""
-    import trackgrade.pipeline  # noqa: F401
-    return True
 
 
 # --- the shared driver ------------------------------------------------------
@@ -258,19 +226,16 @@ def _ready(analysis: Analysis) -> Analysis:
 
 
 class ProcessExecutor(_PoolExecutor):
-    """Worker processes ('spawn' by default), `workers` of them."""
+    """Worker processes (`trackgrade.pool.process_pool`), `workers` of them."""
 
-    def __init__(self, workers: int = 1, *, queue_size: int = 4,
-                 start_method: str = "spawn") -> None:
+    def __init__(self, workers: int = 1, *, queue_size: int = 4) -> None:
         super().__init__(capacity=workers + queue_size)
         self.workers = max(1, int(workers))
-        self._context = multiprocessing.get_context(start_method)
         self._pool_lock = threading.Lock()
         self._executor = self._new_pool()
 
     def _new_pool(self, *, warm: bool = False) -> ProcessPoolExecutor:
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context,
-                                   initializer=one_core)
+        pool = process_pool(self.workers)
         if warm:
             for _ in range(self.workers):
                 pool.submit(warm_up)
@@ -307,12 +272,10 @@ class ProcessExecutor(_PoolExecutor):
         with self._lock:
             self._closed = True
         with self._pool_lock:
-            processes = list((self._executor._processes or {}).values())
-            self._executor.shutdown(wait=wait, cancel_futures=True)
-            if not wait:
-                for process in processes:
-                    if process.is_alive():
-                        process.terminate()
+            if wait:
+                self._executor.shutdown(wait=True, cancel_futures=True)
+            else:
+                terminate(self._executor)
         self._light.shutdown(wait=wait, cancel_futures=True)
 
 

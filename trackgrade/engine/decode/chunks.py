@@ -16,14 +16,12 @@ from dataclasses import replace
 from typing import Iterator
 
 import numpy as np
-import soundfile as sf
 
-from trackgrade.engine.decode.info import AudioInfo, CONTAINER_NAMES, _Layout
+from trackgrade.engine.decode.info import AudioInfo, _Layout
 from trackgrade.engine.decode.limits import (_check_duration_limit, _check_min_duration,
                                              check_not_silent, sanitise)
 from trackgrade.engine.decode.pcm import _read_raw
-from trackgrade.engine.decode.stream import _BLOCK_FRAMES, frame_cap, open_stream
-from trackgrade.errors import AudioError, LimitError
+from trackgrade.engine.decode.stream import frame_cap, open_stream, read_into, stream_end
 
 
 class ChunkedAudio:
@@ -78,31 +76,17 @@ class ChunkedAudio:
     def _stream_chunks(self) -> Iterator[np.ndarray]:
         """FLAC/MP3 through libsndfile, never past the duration limit."""
         info, cap = self.info, frame_cap(self.info)
-        name = CONTAINER_NAMES[info.container]
         handle, _ = open_stream(self._data, info)
         pos, broken = 0, ""
         with handle:
             while pos < cap and not broken:
                 out = np.empty((min(self.chunk_frames, cap - pos), handle.channels),
                                dtype=np.float32)
-                got = 0
-                try:                # in blocks: a stream that breaks off loses at most one
-                    while got < out.shape[0]:
-                        n = handle.read(out=out[got:got + _BLOCK_FRAMES]).shape[0]
-                        if n == 0:
-                            break
-                        got += n
-                except (sf.LibsndfileError, RuntimeError) as exc:
-                    broken = str(exc) or "decoder error"
+                got, broken = read_into(handle, out)
                 if got == 0:
                     break
                 pos += got
                 yield out if got == out.shape[0] else out[:got].copy()
                 if got < out.shape[0]:
                     break
-        if pos >= cap:
-            raise LimitError("the audio is longer than 20 minutes; the limit is 20 minutes per file")
-        if broken and pos == 0:
-            raise AudioError(f"the {name} file could not be decoded: {broken}")
-        declared = info.frames if info.container == "flac" else None
-        self.truncated = declared is not None and pos < declared
+        self.truncated = stream_end(info, pos, broken)

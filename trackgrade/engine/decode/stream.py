@@ -61,15 +61,36 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
                 pos += got
         except (sf.LibsndfileError, RuntimeError) as exc:
             broken = str(exc) or "decoder error"
-    if pos >= cap:
+    truncated = stream_end(info, pos, broken)
+    return (out[:pos] if pos >= out.shape[0] * 0.9 else out[:pos].copy()), truncated
+
+
+def read_into(handle: sf.SoundFile, out: np.ndarray) -> tuple[int, str]:
+    """Fill `out` from `handle` block by block (a stream that breaks off loses
+    at most one block): (frames read, the decoder's error or "")."""
+    got = 0
+    try:
+        while got < out.shape[0]:
+            n = handle.read(out=out[got:got + _BLOCK_FRAMES]).shape[0]
+            if n == 0:
+                break
+            got += n
+    except (sf.LibsndfileError, RuntimeError) as exc:
+        return got, str(exc) or "decoder error"
+    return got, ""
+
+
+def stream_end(info: AudioInfo, frames: int, broken: str) -> bool:
+    """After reading `frames` of a FLAC/MP3 (stopped by `broken`, if set):
+    refuse one past the duration limit or with nothing readable; else whether
+    it is truncated: the header promised more than decoded (a FLAC without a
+    total sample count, whose last read libsndfile fails, promised nothing)."""
+    if frames >= frame_cap(info):
         raise LimitError("the audio is longer than 20 minutes; the limit is 20 minutes per file")
-    if broken and pos == 0:
-        raise AudioError(f"the {name} file could not be decoded: {broken}")
-    samples = out[:pos] if pos >= out.shape[0] * 0.9 else out[:pos].copy()
-    # Truncated means the header promised more than decoded; a FLAC without a
-    # total sample count (libsndfile fails its last read) promised nothing.
+    if broken and frames == 0:
+        raise AudioError(f"the {CONTAINER_NAMES[info.container]} file could not be decoded: {broken}")
     declared = info.frames if info.container == "flac" else None
-    return samples, declared is not None and pos < declared
+    return declared is not None and frames < declared
 
 
 _HALVES_FROM_S = 60.0    # FLACs at least this long decode as two halves on two threads
@@ -89,15 +110,10 @@ def _decode_flac_in_halves(handle: sf.SoundFile, payload: bytes) -> np.ndarray |
     def read(part: sf.SoundFile, start: int, end: int) -> bool:
         try:
             part.seek(start)
-            pos = start
-            while pos < end:
-                got = part.read(out=out[pos:min(end, pos + _BLOCK_FRAMES)]).shape[0]
-                if got == 0:
-                    return False
-                pos += got
-            return True
         except (sf.LibsndfileError, RuntimeError):
             return False
+        got, broken = read_into(part, out[start:end])
+        return not broken and got == end - start
 
     try:
         second = sf.SoundFile(io.BytesIO(payload))
