@@ -53,9 +53,11 @@ MIN_CORRELATION = 0.6
 PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1 kHz)
 PITCHED_FACTOR = 8.0
 MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
+MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
 ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
                               # and up flip the real GiantSteps excerpt to G major, see results/key.md)
 PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
+ROOT_LEAD = 1.25              # ... or this far ahead of the next when the profile fits no key
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 
 
@@ -118,7 +120,8 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     PITCHED_FACTOR times above the sum of the bins 6-8 or 12-16 away on both
     sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
     whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
-    noise and the comb a drum loop repeats at the beat rate stay under it."""
+    noise and the comb a drum loop repeats at the beat rate stay under it.
+    Fewer than MIN_PITCHED_PEAKS such partials in the whole clip count as none."""
     lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
     lo = max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate)))
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
@@ -131,6 +134,8 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
         neigh = sum(spec.power[frame, np.clip(k + o, 0, last)] for o in offsets)
         stands |= power > PITCHED_FACTOR * neigh
     keep = stands & (freq >= TONAL_MIN_HZ)
+    if np.count_nonzero(keep) < MIN_PITCHED_PEAKS:      # a lone ring (a tom, a snare's body)
+        return 0.0
     return float(power[keep].sum() / total)
 
 
@@ -260,12 +265,16 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def _pedal_root(roots: np.ndarray) -> int | None:
-    """The pitch class the bass sits on, when one holds PEDAL_SHARE of the root profile."""
+def _bass_root(roots: np.ndarray, profile_fits: bool) -> int | None:
+    """The pitch class that names the tonic from the bass: one that holds
+    PEDAL_SHARE of the root profile (a held or wobbling bass), or, when the
+    upper profile fits no key well, one ROOT_LEAD times ahead of the next."""
     if roots.sum() <= 0:
         return None
-    top = int(np.argmax(roots))
-    return top if roots[top] >= PEDAL_SHARE else None
+    first, second = np.sort(roots)[::-1][:2]
+    if first >= PEDAL_SHARE or (not profile_fits and first >= ROOT_LEAD * second):
+        return int(np.argmax(roots))
+    return None
 
 
 def measure_tonality(spec: Spectrogram) -> Tonality:
@@ -280,7 +289,7 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     chroma = upper + ROOT_WEIGHT * _unit_max(roots)
     corr = key_correlations(chroma)
     best_index = int(np.argmax(corr))
-    pedal = _pedal_root(roots)
+    pedal = _bass_root(roots, float(corr[best_index]) >= MIN_CORRELATION)
     if pedal is not None and best_index % 12 != pedal:
         # a bass held on one note (a drone, a wobble) is the tonic; the
         # profile only chooses the mode
@@ -289,7 +298,8 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     runner_up = float(corr[order[1]] if order[0] == best_index else corr[order[0]])
     best = float(corr[best_index])
     has_pitch = (pitched >= MIN_PITCHED_SHARE
-                 or tonalness >= MIN_TONALNESS and (best >= MIN_CORRELATION or pedal is not None))
+                 or tonalness >= MIN_TONALNESS
+                 and (best >= MIN_CORRELATION or _bass_root(roots, True) is not None))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
     margin = best - runner_up
