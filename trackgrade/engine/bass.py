@@ -38,22 +38,25 @@ def _kernel(n_fft: int, sample_rate: int) -> np.ndarray:
     return (w / w.sum()).astype(np.float32)
 
 
-def _smoothed_magnitude(spec: Spectrogram, top_hz: float) -> np.ndarray:
-    """(frames, bins up to top_hz) magnitude, smoothed over frequency."""
-    hi = min(spec.power.shape[1], int(np.ceil(top_hz * spec.n_fft / spec.sample_rate)) + 2)
+def _smoothed_at(spec: Spectrogram, freq_hz: np.ndarray) -> np.ndarray:
+    """(frames, *freq_hz.shape) magnitude smoothed over +-SMOOTH_HZ (Hann),
+    read at `freq_hz` by linear interpolation. Smoothing and interpolation
+    are one set of weights on the bins around each point (they commute), so
+    only the points read are computed: one gather, one weighted sum."""
+    k = _kernel(spec.n_fft, spec.sample_rate).astype(np.float64)
+    half = k.size // 2
+    bins = freq_hz.ravel() / (spec.sample_rate / spec.n_fft)
+    i0 = np.floor(bins).astype(np.intp)
+    frac = bins - i0
+    taps = np.arange(-half, half + 2)                       # bins i0-half .. i0+half+1
+    weights = np.zeros((bins.size, taps.size))
+    weights[:, :-1] += k * (1 - frac)[:, None]
+    weights[:, 1:] += k * frac[:, None]
+    index = np.clip(i0[:, None] + taps, 0, None)
+    hi = int(index.max()) + 1
     mag = np.sqrt(spec.power[:, :hi])
-    k = _kernel(spec.n_fft, spec.sample_rate)
-    pad = k.size // 2
-    padded = np.pad(mag, ((0, 0), (pad, pad)), mode="edge")
-    windows = np.lib.stride_tricks.sliding_window_view(padded, k.size, axis=1)
-    return windows @ k
-
-
-def _at(mag: np.ndarray, bins: np.ndarray) -> np.ndarray:
-    """Linear interpolation of each frame of `mag` at fractional `bins`: (frames, *bins.shape)."""
-    i0 = np.clip(np.floor(bins).astype(np.intp), 0, mag.shape[1] - 2)
-    frac = (bins - i0).astype(np.float32)
-    return mag[:, i0] * (1 - frac) + mag[:, i0 + 1] * frac
+    out = np.einsum("fpt,pt->fp", mag[:, index], weights.astype(np.float32))
+    return out.reshape((mag.shape[0],) + freq_hz.shape)
 
 
 def root_salience(spec: Spectrogram, tuning_cents: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -63,12 +66,11 @@ def root_salience(spec: Spectrogram, tuning_cents: float = 0.0) -> tuple[np.ndar
     f0 = 440.0 * 2.0 ** ((midi - 69) / 12)
     h = np.arange(1, HARMONICS + 1, dtype=np.float64)
     weight = (HARMONIC_DECAY ** (h - 1)).astype(np.float32)
-    bin_hz = spec.sample_rate / spec.n_fft
-    top = min(0.45 * spec.sample_rate, f0[-1] * HARMONICS + 10.0)
-    mag = _smoothed_magnitude(spec, top)
-    freq_on = np.minimum(f0[:, None] * h[None, :], top) / bin_hz            # (cands, H)
-    freq_mid = np.minimum(f0[:, None] * (h[None, :] - 0.5), top) / bin_hz
-    on, mid = _at(mag, freq_on), _at(mag, freq_mid)                          # (frames, cands, H)
+    top = 0.45 * spec.sample_rate
+    freq_on = np.minimum(f0[:, None] * h[None, :], top)                      # (cands, H)
+    freq_mid = np.minimum(f0[:, None] * (h[None, :] - 0.5), top)
+    both = _smoothed_at(spec, np.stack([freq_on, freq_mid]))                 # (frames, 2, cands, H)
+    on, mid = both[:, 0], both[:, 1]
     contrast = ((on - mid) * weight).sum(axis=2)
     salience = np.maximum(contrast, 0.0)
     upper_on = (on[:, :, 1:] * weight[1:]).sum(axis=2)

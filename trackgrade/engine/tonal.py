@@ -127,16 +127,18 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
     if total <= 0 or freq.size == 0:
         return 0.0
-    k = np.rint(freq * spec.n_fft / spec.sample_rate).astype(np.intp)
+    upper = freq >= TONAL_MIN_HZ
+    frame, power = frame[upper], power[upper]
+    k = np.rint(freq[upper] * spec.n_fft / spec.sample_rate).astype(np.intp)
     last = spec.power.shape[1] - 1
-    stands = np.zeros(freq.size, dtype=bool)
+    stands = np.zeros(power.size, dtype=bool)
     for offsets in PITCHED_OFFSETS:
-        neigh = sum(spec.power[frame, np.clip(k + o, 0, last)] for o in offsets)
-        stands |= power > PITCHED_FACTOR * neigh
-    keep = stands & (freq >= TONAL_MIN_HZ)
-    if np.count_nonzero(keep) < MIN_PITCHED_PEAKS:      # a lone ring (a tom, a snare's body)
+        todo = np.flatnonzero(~stands)
+        neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
+        stands[todo] = power[todo] > PITCHED_FACTOR * neigh
+    if np.count_nonzero(stands) < MIN_PITCHED_PEAKS:    # a lone ring (a tom, a snare's body)
         return 0.0
-    return float(power[keep].sum() / total)
+    return float(power[stands].sum() / total)
 
 
 def _fine_profile(frame: np.ndarray, semis: np.ndarray, weight: np.ndarray,
