@@ -54,6 +54,8 @@ PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1
 PITCHED_FACTOR = 8.0
 MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
 MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
+LOW_MIN_HZ = 25.0
+MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
 ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
                               # and up flip the real GiantSteps excerpt to G major, see results/key.md)
 PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
@@ -139,6 +141,28 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     if np.count_nonzero(stands) < MIN_PITCHED_PEAKS:    # a lone ring (a tom, a snare's body)
         return 0.0
     return float(power[stands].sum() / total)
+
+
+def sustained_low_share(spec: Spectrogram) -> float:
+    """Share of the LOW_MIN_HZ..F_MAX_HZ power in steady sub partials: peaks
+    between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
+    the sum of the bins 3 and 4 away on both sides (a held sub or a wobble's
+    fundamental; a kick's decaying ring and the comb of a drum loop are wider).
+    Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
+    bin_hz = spec.sample_rate / spec.n_fft
+    lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
+    top = _bin_range(spec.n_fft, spec.sample_rate)[1]
+    p = spec.power
+    if lo < 4 or hi + 4 >= p.shape[1]:
+        return 0.0
+    mid = p[:, lo:hi]
+    peak = (mid > p[:, lo - 1:hi - 1]) & (mid >= p[:, lo + 1:hi + 1])
+    neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
+    steady = peak & (mid > PITCHED_FACTOR * neigh)
+    total = float(p[:, lo:top].sum(dtype=np.float64))
+    if total <= 0 or np.count_nonzero(steady) < MIN_PITCHED_PEAKS:
+        return 0.0
+    return float(mid[steady].sum(dtype=np.float64) / total)
 
 
 def _fine_profile(frame: np.ndarray, semis: np.ndarray, weight: np.ndarray,
@@ -300,6 +324,7 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     runner_up = float(corr[order[1]] if order[0] == best_index else corr[order[0]])
     best = float(corr[best_index])
     has_pitch = (pitched >= MIN_PITCHED_SHARE
+                 or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
                  or tonalness >= MIN_TONALNESS
                  and (best >= MIN_CORRELATION or _bass_root(roots, True) is not None))
     if not has_pitch:
