@@ -54,7 +54,10 @@ PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1
 PITCHED_FACTOR = 8.0
 MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
 MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
+MIN_COHERENCE = 0.2           # ... lying on one tuning grid (_share_of_notes)
 LOW_MIN_HZ = 25.0
+LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins away (3-12 Hz)
+LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
 MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
 ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
                               # and up flip the real GiantSteps excerpt to G major, see results/key.md)
@@ -138,31 +141,53 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
         todo = np.flatnonzero(~stands)
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
-    if np.count_nonzero(stands) < MIN_PITCHED_PEAKS:    # a lone ring (a tom, a snare's body)
-        return 0.0
-    return float(power[stands].sum() / total)
+    return _share_of_notes(freq[upper][stands], power[stands], total)
 
 
 def sustained_low_share(spec: Spectrogram) -> float:
     """Share of the LOW_MIN_HZ..F_MAX_HZ power in steady sub partials: peaks
     between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
-    the sum of the bins 3 and 4 away on both sides (a held sub or a wobble's
-    fundamental; a kick's decaying ring and the comb of a drum loop are wider).
+    the sum of the bins 3 and 4 away on both sides and LOW_ALONE_FACTOR times
+    above any bin 5-18 away (a held sub or a wobble's fundamental; a kick's
+    decaying ring is wider, and a click train's or a drum loop's comb has a
+    line every beat-rate Hz).
     Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
     bin_hz = spec.sample_rate / spec.n_fft
     lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
     top = _bin_range(spec.n_fft, spec.sample_rate)[1]
     p = spec.power
-    if lo < 4 or hi + 4 >= p.shape[1]:
+    if lo < LOW_ALONE_BINS[1] or hi + LOW_ALONE_BINS[1] >= p.shape[1]:
         return 0.0
     mid = p[:, lo:hi]
     peak = (mid > p[:, lo - 1:hi - 1]) & (mid >= p[:, lo + 1:hi + 1])
     neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
-    steady = peak & (mid > PITCHED_FACTOR * neigh)
+    # alone in its neighbourhood: no line within LOW_ALONE_BINS as strong (a
+    # click train's or a drum loop's comb has one every beat-rate Hz)
+    near, far = LOW_ALONE_BINS
+    width = far - near + 1
+    side = np.lib.stride_tricks.sliding_window_view(p[:, lo - far:hi + far], width, axis=1).max(axis=2)
+    others = np.maximum(side[:, :hi - lo], side[:, far + near:far + near + hi - lo])
+    steady = peak & (mid > PITCHED_FACTOR * neigh) & (mid > LOW_ALONE_FACTOR * others)
     total = float(p[:, lo:top].sum(dtype=np.float64))
-    if total <= 0 or np.count_nonzero(steady) < MIN_PITCHED_PEAKS:
+    if total <= 0:
         return 0.0
-    return float(mid[steady].sum(dtype=np.float64) / total)
+    freq = (lo + np.nonzero(steady)[1]) * bin_hz
+    return _share_of_notes(freq, mid[steady].astype(np.float64), total)
+
+
+def _share_of_notes(freq: np.ndarray, power: np.ndarray, total: float) -> float:
+    """`power`'s share of `total` when its peaks are notes: at least
+    MIN_PITCHED_PEAKS of them (not a lone ring: a tom, a snare's body) on a
+    common tuning grid (the magnitude-weighted resultant of their semitone
+    phases at least MIN_COHERENCE; the lines of a click train or a drum loop,
+    spaced by the beat rate, fall anywhere between the semitones)."""
+    if freq.size < MIN_PITCHED_PEAKS:
+        return 0.0
+    w = np.sqrt(power)
+    phase = np.exp(2j * np.pi * 12.0 * np.log2(freq / 440.0))
+    if abs(np.sum(w * phase)) < MIN_COHERENCE * w.sum():
+        return 0.0
+    return float(power.sum() / total)
 
 
 def _fine_profile(frame: np.ndarray, semis: np.ndarray, weight: np.ndarray,
@@ -325,8 +350,7 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     best = float(corr[best_index])
     has_pitch = (pitched >= MIN_PITCHED_SHARE
                  or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
-                 or tonalness >= MIN_TONALNESS
-                 and (best >= MIN_CORRELATION or _bass_root(roots, True) is not None))
+                 or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION)
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
     margin = best - runner_up
