@@ -12,7 +12,19 @@ a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of that chroma with the 24 rotations of a major and a minor
 profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the best
-one wins. Atonal input (drums only, noise, silence) gives `key=None`.
+one wins, except where the bass names the tonic: the root profile
+(`bass.root_salience`, subharmonic summation over C1-B3 fundamentals, so a
+filter sweeping a wobble's harmonics does not move it) holds PEDAL_SHARE on
+one note, or the chroma fits no key (correlation under MIN_CORRELATION) and
+one root leads the next by ROOT_LEAD. The profile then only picks the mode.
+
+No key (`key=None`) only without pitch: drums only, noise, silence, click
+trains. Pitch is any of: partials of notes (`pitched_share`: peaks that stand
+above the bins 6-16 away, so a 0.15 s stab or a plucked bass note counts, on
+one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
+wobble's fundamental), or sustained prominent peaks with a chroma that fits a
+key (the earlier rule). A single held note keeps its note as tonic, with a
+confidence scaled down by the chroma's spread.
 """
 
 from __future__ import annotations
@@ -138,7 +150,10 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     last = spec.power.shape[1] - 1
     stands = np.zeros(power.size, dtype=bool)
     for offsets in PITCHED_OFFSETS:
+        # the nearest offset alone rules most peaks out before the sum is taken
         todo = np.flatnonzero(~stands)
+        todo = todo[power[todo] > PITCHED_FACTOR * spec.power[frame[todo],
+                                                              np.clip(k[todo] + offsets[-1], 0, last)]]
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
     return _share_of_notes(freq[upper][stands], power[stands], total)
@@ -163,16 +178,16 @@ def sustained_low_share(spec: Spectrogram) -> float:
     neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
     # alone in its neighbourhood: no line within LOW_ALONE_BINS as strong (a
     # click train's or a drum loop's comb has one every beat-rate Hz)
+    frame, k = np.nonzero(peak & (mid > PITCHED_FACTOR * neigh))
     near, far = LOW_ALONE_BINS
-    width = far - near + 1
-    side = np.lib.stride_tricks.sliding_window_view(p[:, lo - far:hi + far], width, axis=1).max(axis=2)
-    others = np.maximum(side[:, :hi - lo], side[:, far + near:far + near + hi - lo])
-    steady = peak & (mid > PITCHED_FACTOR * neigh) & (mid > LOW_ALONE_FACTOR * others)
+    offsets = np.concatenate([np.arange(-far, -near + 1), np.arange(near, far + 1)])
+    value = mid[frame, k]
+    others = p[frame[:, None], lo + k[:, None] + offsets].max(axis=1) if k.size else value
+    alone = value > LOW_ALONE_FACTOR * others
     total = float(p[:, lo:top].sum(dtype=np.float64))
     if total <= 0:
         return 0.0
-    freq = (lo + np.nonzero(steady)[1]) * bin_hz
-    return _share_of_notes(freq, mid[steady].astype(np.float64), total)
+    return _share_of_notes((lo + k[alone]) * bin_hz, value[alone].astype(np.float64), total)
 
 
 def _share_of_notes(freq: np.ndarray, power: np.ndarray, total: float) -> float:
