@@ -12,7 +12,19 @@ a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of that chroma with the 24 rotations of a major and a minor
 profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the best
-one wins. Atonal input (drums only, noise, silence) gives `key=None`.
+one wins, except where the bass names the tonic: the root profile
+(`bass.root_salience`, subharmonic summation over C1-B3 fundamentals, so a
+filter sweeping a wobble's harmonics does not move it) holds PEDAL_SHARE on
+one note, or the chroma fits no key (correlation under MIN_CORRELATION) and
+one root leads the next by ROOT_LEAD. The profile then only picks the mode.
+
+No key (`key=None`) only without pitch: drums only, noise, silence, click
+trains. Pitch is any of: partials of notes (`pitched_share`: peaks that stand
+above the bins 6-16 away, so a 0.15 s stab or a plucked bass note counts, on
+one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
+wobble's fundamental), or sustained prominent peaks with a chroma that fits a
+key (the earlier rule). A single held note keeps its note as tonic, with a
+confidence scaled down by the chroma's spread.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from trackgrade.engine.bass import root_salience
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
 from trackgrade.keys import SCALES, TONICS, camelot
@@ -49,6 +62,19 @@ PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 TONAL_MIN_HZ = 100.0          # tonalness ignores pure sub tones (tuned kicks)
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
+PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1 kHz)
+PITCHED_FACTOR = 8.0
+MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
+MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
+MIN_COHERENCE = 0.2           # ... lying on one tuning grid (_share_of_notes)
+LOW_MIN_HZ = 25.0
+LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins away (3-12 Hz)
+LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
+MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
+ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
+                              # and up flip the real GiantSteps excerpt to G major, see results/key.md)
+PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
+ROOT_LEAD = 1.25              # ... or this far ahead of the next when the profile fits no key
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 
 
@@ -105,6 +131,80 @@ def _peaks(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     return frame, freq, b, prominent
 
 
+def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
+                  power: np.ndarray) -> float:
+    """Share of the TONAL_MIN_HZ..F_MAX_HZ power in peaks that stand
+    PITCHED_FACTOR times above the sum of the bins 6-8 or 12-16 away on both
+    sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
+    whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
+    noise and the comb a drum loop repeats at the beat rate stay under it.
+    Fewer than MIN_PITCHED_PEAKS such partials in the whole clip count as none."""
+    lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
+    lo = max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate)))
+    total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
+    if total <= 0 or freq.size == 0:
+        return 0.0
+    upper = freq >= TONAL_MIN_HZ
+    frame, power = frame[upper], power[upper]
+    k = np.rint(freq[upper] * spec.n_fft / spec.sample_rate).astype(np.intp)
+    last = spec.power.shape[1] - 1
+    stands = np.zeros(power.size, dtype=bool)
+    for offsets in PITCHED_OFFSETS:
+        # the nearest offset alone rules most peaks out before the sum is taken
+        todo = np.flatnonzero(~stands)
+        todo = todo[power[todo] > PITCHED_FACTOR * spec.power[frame[todo],
+                                                              np.clip(k[todo] + offsets[-1], 0, last)]]
+        neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
+        stands[todo] = power[todo] > PITCHED_FACTOR * neigh
+    return _share_of_notes(freq[upper][stands], power[stands], total)
+
+
+def sustained_low_share(spec: Spectrogram) -> float:
+    """Share of the LOW_MIN_HZ..F_MAX_HZ power in steady sub partials: peaks
+    between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
+    the sum of the bins 3 and 4 away on both sides and LOW_ALONE_FACTOR times
+    above any bin 5-18 away (a held sub or a wobble's fundamental; a kick's
+    decaying ring is wider, and a click train's or a drum loop's comb has a
+    line every beat-rate Hz).
+    Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
+    bin_hz = spec.sample_rate / spec.n_fft
+    lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
+    top = _bin_range(spec.n_fft, spec.sample_rate)[1]
+    p = spec.power
+    if lo < LOW_ALONE_BINS[1] or hi + LOW_ALONE_BINS[1] >= p.shape[1]:
+        return 0.0
+    mid = p[:, lo:hi]
+    peak = (mid > p[:, lo - 1:hi - 1]) & (mid >= p[:, lo + 1:hi + 1])
+    neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
+    # alone in its neighbourhood: no line within LOW_ALONE_BINS as strong (a
+    # click train's or a drum loop's comb has one every beat-rate Hz)
+    frame, k = np.nonzero(peak & (mid > PITCHED_FACTOR * neigh))
+    near, far = LOW_ALONE_BINS
+    offsets = np.concatenate([np.arange(-far, -near + 1), np.arange(near, far + 1)])
+    value = mid[frame, k]
+    others = p[frame[:, None], lo + k[:, None] + offsets].max(axis=1) if k.size else value
+    alone = value > LOW_ALONE_FACTOR * others
+    total = float(p[:, lo:top].sum(dtype=np.float64))
+    if total <= 0:
+        return 0.0
+    return _share_of_notes((lo + k[alone]) * bin_hz, value[alone].astype(np.float64), total)
+
+
+def _share_of_notes(freq: np.ndarray, power: np.ndarray, total: float) -> float:
+    """`power`'s share of `total` when its peaks are notes: at least
+    MIN_PITCHED_PEAKS of them (not a lone ring: a tom, a snare's body) on a
+    common tuning grid (the magnitude-weighted resultant of their semitone
+    phases at least MIN_COHERENCE; the lines of a click train or a drum loop,
+    spaced by the beat rate, fall anywhere between the semitones)."""
+    if freq.size < MIN_PITCHED_PEAKS:
+        return 0.0
+    w = np.sqrt(power)
+    phase = np.exp(2j * np.pi * 12.0 * np.log2(freq / 440.0))
+    if abs(np.sum(w * phase)) < MIN_COHERENCE * w.sum():
+        return 0.0
+    return float(power.sum() / total)
+
+
 def _fine_profile(frame: np.ndarray, semis: np.ndarray, weight: np.ndarray,
                   n_frames: int) -> np.ndarray:
     """(frames, 120) pitch-class histogram in 10-cent steps (index 0 = C),
@@ -138,13 +238,14 @@ def _fold(fine: np.ndarray, tuning: float) -> np.ndarray:
     return fine @ w
 
 
-def chroma_frames(spec: Spectrogram) -> tuple[np.ndarray, float, float]:
-    """Per-frame chroma (frames, 12), tuning offset in cents, and tonalness
-    (share of the 100 Hz-3.5 kHz power in prominent peaks, 0..1)."""
+def chroma_frames(spec: Spectrogram) -> tuple[np.ndarray, float, float, float]:
+    """Per-frame chroma (frames, 12), tuning offset in cents, tonalness
+    (share of the 100 Hz-3.5 kHz power in prominent peaks, 0..1) and the
+    share in partials of notes (`pitched_share`)."""
     n = spec.power.shape[0]
     frame, freq, power, prominent = _peaks(spec)
     if frame.size == 0:
-        return np.zeros((n, 12)), 0.0, 0.0
+        return np.zeros((n, 12)), 0.0, 0.0, 0.0
     semis = 12.0 * np.log2(freq / 440.0)
     mag = power ** WEIGHT_EXPONENT
     fine = _fine_profile(frame, semis, mag, n)
@@ -159,7 +260,8 @@ def chroma_frames(spec: Spectrogram) -> tuple[np.ndarray, float, float]:
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
     tonal = prominent & (freq >= TONAL_MIN_HZ)
     tonalness = float(power[tonal].sum() / total) if total > 0 else 0.0
-    return chroma, tuning * 100.0 / FINE_PER_SEMITONE, tonalness
+    return (chroma, tuning * 100.0 / FINE_PER_SEMITONE, tonalness,
+            pitched_share(spec, frame, freq, power))
 
 
 def _unit_max(x: np.ndarray) -> np.ndarray:
@@ -171,8 +273,19 @@ def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
     """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness.
     Frames count alike, save a zero-padded tail frame, which counts for the
     share of its window over samples."""
-    chroma, _, tonalness = chroma_frames(spec)
+    chroma, _, tonalness, _ = chroma_frames(spec)
     return _unit_max(spec.frame_weights() @ _unit_max(chroma)), tonalness
+
+
+def root_profile(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
+    """(12,) how often each pitch class is the bass's root, unit sum (zeros
+    when the low register holds no harmonic tone): each frame's root salience
+    (`bass.root_salience`) normalised to unit maximum, weighted by the frame's
+    harmonicity and averaged like the chroma."""
+    salience, harmonicity = root_salience(spec, tuning_cents)
+    profile = (spec.frame_weights() * harmonicity) @ _unit_max(salience)
+    total = profile.sum()
+    return profile / total if total > 0 else profile
 
 
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
@@ -194,14 +307,17 @@ def _key_of(index: int, confidence: float) -> Key:
                confidence=round(float(np.clip(confidence, 0.0, 1.0)), 3))
 
 
-def key_alternatives(corr: np.ndarray, confidence: float, n: int = 2) -> tuple[Key, ...]:
-    """The `n` next-best keys after the best one. Confidence: the reading's
-    `confidence` times exp(-(correlation behind the best) / ALT_TEMPERATURE),
-    so a near tie is nearly as likely and 0.1 behind is about a seventh of it."""
-    order = np.argsort(corr)[::-1]
+def key_alternatives(corr: np.ndarray, confidence: float, n: int = 2,
+                     reading: int | None = None) -> tuple[Key, ...]:
+    """The `n` next-best keys after the reading (default: the best one).
+    Confidence: the reading's `confidence` times exp(-(correlation behind
+    the best) / ALT_TEMPERATURE), so a near tie is nearly as likely and 0.1
+    behind is about a seventh of it (capped at the reading's)."""
+    order = [int(j) for j in np.argsort(corr)[::-1]]
+    reading = order[0] if reading is None else reading
     best = float(corr[order[0]])
-    return tuple(_key_of(int(j), confidence * float(np.exp(-(best - corr[j]) / ALT_TEMPERATURE)))
-                 for j in order[1:1 + n])
+    return tuple(_key_of(j, confidence * min(1.0, float(np.exp(-(best - corr[j]) / ALT_TEMPERATURE))))
+                 for j in order if j != reading)[:n]
 
 
 def pitch_spread(chroma: np.ndarray) -> float:
@@ -215,23 +331,50 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
+def _bass_root(roots: np.ndarray, profile_fits: bool) -> int | None:
+    """The pitch class that names the tonic from the bass: one that holds
+    PEDAL_SHARE of the root profile (a held or wobbling bass), or, when the
+    upper profile fits no key well, one ROOT_LEAD times ahead of the next."""
+    if roots.sum() <= 0:
+        return None
+    first, second = np.sort(roots)[::-1][:2]
+    if first >= PEDAL_SHARE or (not profile_fits and first >= ROOT_LEAD * second):
+        return int(np.argmax(roots))
+    return None
+
+
 def measure_tonality(spec: Spectrogram) -> Tonality:
-    """Mean chroma and key (None when the audio has no tonal content)."""
-    chroma, tonalness = mean_chroma(spec)
-    total = chroma.sum()
-    out_chroma = chroma / total if total > 0 else np.full(12, 1.0 / 12)
+    """Mean chroma and key (None when the audio has no pitched content)."""
+    frames, tuning_cents, tonalness, pitched = chroma_frames(spec)
+    upper = _unit_max(spec.frame_weights() @ _unit_max(frames))
+    total = upper.sum()
+    out_chroma = upper / total if total > 0 else np.full(12, 1.0 / 12)
     if not total > 0:
         return Tonality(key=None, chroma=out_chroma)
+    roots = root_profile(spec, tuning_cents)
+    chroma = upper + ROOT_WEIGHT * _unit_max(roots)
     corr = key_correlations(chroma)
-    pc, scale, best, margin = estimate_key(chroma)
-    if tonalness < MIN_TONALNESS or best < MIN_CORRELATION:
+    best_index = int(np.argmax(corr))
+    pedal = _bass_root(roots, float(corr[best_index]) >= MIN_CORRELATION)
+    if pedal is not None and best_index % 12 != pedal:
+        # a bass held on one note (a drone, a wobble) is the tonic; the
+        # profile only chooses the mode
+        best_index = pedal if corr[pedal] >= corr[pedal + 12] else pedal + 12
+    order = np.argsort(corr)[::-1]
+    runner_up = float(corr[order[1]] if order[0] == best_index else corr[order[0]])
+    best = float(corr[best_index])
+    has_pitch = (pitched >= MIN_PITCHED_SHARE
+                 or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
+                 or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION)
+    if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
+    margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
-    # one tone or a bare interval fits many keys equally: a test tone keeps a
-    # key, with a confidence that says how little it means
-    confidence *= float(np.clip((pitch_spread(chroma) - 1.5) / 2.5, 0.1, 1.0))
-    tonic = PITCH_CLASSES[pc]
-    return Tonality(key=Key(tonic=tonic, scale=scale, camelot=camelot(tonic, scale),
-                            confidence=round(confidence, 3),
-                            alternatives=key_alternatives(corr, confidence)),
+    # one tone or a bare interval fits many keys equally: a held note keeps
+    # its note as tonic, with a confidence that says how little it means
+    confidence *= float(np.clip((pitch_spread(upper) - 1.5) / 2.5, 0.1, 1.0))
+    key = _key_of(best_index, confidence)
+    return Tonality(key=Key(tonic=key.tonic, scale=key.scale, camelot=key.camelot,
+                            confidence=key.confidence,
+                            alternatives=key_alternatives(corr, confidence, reading=best_index)),
                     chroma=out_chroma)
