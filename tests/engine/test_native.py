@@ -8,7 +8,6 @@ tests/server/test_bounded_work.py.)"""
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +25,7 @@ from trackgrade.engine.resample import Resampler, analysis_rate
 from trackgrade.engine.stereo import channel_gram
 from trackgrade.errors import TrackgradeError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from decode_bomb import flac_constant_blocks  # noqa: E402
+from tests.server.decode_bomb import flac_constant_blocks
 
 
 def music(seconds: float, rate: int, seed: int = 0) -> np.ndarray:

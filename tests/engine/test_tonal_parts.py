@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parts import render_part
+from tests.parts import render_part
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.tonal import PITCH_CLASSES, measure_tonality
 

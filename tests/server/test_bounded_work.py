@@ -9,13 +9,11 @@ benchmarks/bench_hardening.py (`bomb`)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from decode_bomb import analyze_command, finish, flac_constant_blocks, start, worker_command  # noqa: E402
+from tests.server.decode_bomb import analyze_command, finish, flac_constant_blocks, start, worker_command
 
 from trackgrade.grading.validate import validate_document  # noqa: E402
 

@@ -10,16 +10,14 @@ import io
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-sys.path.insert(0, str(Path(__file__).parent))
-from process_tree import command_line, wait_for_descendants, wait_until_gone  # noqa: E402
-from serve_process import CLI, ServeProcess  # noqa: E402
+from tests.server.process_tree import command_line, wait_for_descendants, wait_until_gone
+from tests.server.serve_process import CLI, ServeProcess
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 GONE_WITHIN_S = 5.0
