@@ -57,7 +57,8 @@ def make_client(base_url: str | None, key: str | None, *, timeout: float | None 
     if timeout is not None:
         options.update(deadline=time.monotonic() + timeout, timeout=min(30.0, timeout))
     try:
-        return Client(key, base_url, on_wait=announce_wait, **options)
+        options.setdefault("on_wait", announce_wait)
+        return Client(key, base_url, **options)
     except ValueError as exc:
         raise TrackgradeError("parameter_invalid", str(exc), param="base_url") from None
 

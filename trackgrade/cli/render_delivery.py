@@ -9,7 +9,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.cli.render import BAND_SHORT, BAND_TITLES, PILLARS, score_style
+from trackgrade.cli.render import PILLARS, score_style
+from trackgrade.grading.limits import BAND_WORDS
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import MONO_LOSS_WARN_DB
@@ -49,7 +50,7 @@ def mono_table(delivery: Delivery) -> Table:
     for band in BAND_NAMES:
         b = getattr(mono.bands, band)
         style = "bold red" if b.mono_loss_db >= MONO_LOSS_WARN_DB else ""
-        table.add_row(BAND_TITLES[band], f"{b.correlation:+.2f}",
+        table.add_row(BAND_WORDS[band].title, f"{b.correlation:+.2f}",
                       Text(f"{-b.mono_loss_db:+.1f} dB" if b.mono_loss_db else "0.0 dB", style=style))
     return table
 
@@ -94,12 +95,12 @@ def delivery_lines(delivery: Delivery | None) -> Text | None:
     line.append("low end mono" if mono.low_end_mono else "low end NOT mono",
                 style="green" if mono.low_end_mono else "bold red")
     if lost:
-        line.append(" · loses " + ", ".join(f"{BAND_TITLES[b].lower()} {v:.1f} dB" for b, v in lost),
+        line.append(" · loses " + ", ".join(f"{BAND_WORDS[b].sentence} {v:.1f} dB" for b, v in lost),
                     style="red")
     else:
         worst = max(BAND_NAMES, key=lambda b: getattr(mono.bands, b).mono_loss_db)
         line.append(f" · at most {getattr(mono.bands, worst).mono_loss_db:.1f} dB lost "
-                    f"({BAND_TITLES[worst].lower()})")
+                    f"({BAND_WORDS[worst].sentence})")
     if delivery.codecs is not None:
         line.append("\n")
         line.append("Codecs ", style="bold")
@@ -152,7 +153,7 @@ def comparison_view(result: dict) -> Group:
     for band in BAND_NAMES:
         matched = result["matched_bands_db"][band]
         style = "bold" if abs(matched) >= 1.0 else ""
-        bands.add_row(BAND_TITLES[band], f"{result['bands_db'][band]:+.1f} dB",
+        bands.add_row(BAND_WORDS[band].title, f"{result['bands_db'][band]:+.1f} dB",
                       Text(f"{matched:+.1f} dB", style=style))
     return Group(head, bands)
 
@@ -166,7 +167,7 @@ def album_view(result: dict) -> Group:
     table.add_column("LUFS", justify="right", no_wrap=True)
     table.add_column("gain", justify="right", no_wrap=True)
     for band in BAND_NAMES:
-        table.add_column(BAND_SHORT[band], justify="right", no_wrap=True)
+        table.add_column(BAND_WORDS[band].short, justify="right", no_wrap=True)
     for t in result["tracks"]:
         name = Text(str(t["file"]), style="bold red" if t["outlier"] else "")
         table.add_row(name, f"{t['lufs']:.1f}", f"{t['gain_to_match_db']:+.1f}",

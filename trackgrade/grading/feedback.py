@@ -301,7 +301,8 @@ def _mono_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
               "low end)" if low else "Narrow the widest effects or check for a polarity problem "
               "in those parts")
     return [(12.0 + max(loss for _, loss in lost), FeedbackItem("warn", "stereo", (
-        f"Summed to mono (club systems, phones, one speaker) these bands get quieter: {named}. "
+        f"Summed to mono ({'club systems' if a.extras.electronic else 'mono speakers'}, phones, "
+        f"one speaker) these bands get quieter: {named}. "
         f"{advice}.")))]
 
 
