@@ -6,11 +6,11 @@ Used by tests/server/test_bounded_work.py and benchmarks/bench_hardening.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -120,22 +120,36 @@ class Measured:
     cpu_seconds: float       # user + system
 
 
+# A small launcher runs the measured command and reports its rusage. A child
+# forked straight from a large process (a pytest worker that has run other tests)
+# would start with the parent's resident set as its peak (Linux carries the
+# high-water mark across exec), so the command is started from this small one.
+LAUNCHER = """
+import json, os, sys, time
+t0 = time.perf_counter()
+pid = os.spawnv(os.P_NOWAIT, sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.flush()
+os.write(2, ("\\n" + MARK + json.dumps({"code": os.waitstatus_to_exitcode(status),
+    "peak": usage.ru_maxrss * 1024, "seconds": time.perf_counter() - t0,
+    "cpu": usage.ru_utime + usage.ru_stime}) + "\\n").encode())
+"""
+MARK = "decode-bomb-measure: "
+
+
 def start(args: list[str], env: dict | None = None) -> tuple[subprocess.Popen, float]:
-    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env={**os.environ, **(env or {})})
+    code = f"MARK = {MARK!r}\n" + LAUNCHER
+    child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
     return child, time.perf_counter()
 
 
 def finish(started: tuple[subprocess.Popen, float]) -> Measured:
-    """Read a child's output to the end and reap it with its own rusage."""
-    child, t0 = started
-    err: list[bytes] = []
-    drain = threading.Thread(target=lambda: err.append(child.stderr.read()), daemon=True)
-    drain.start()                       # neither pipe may fill while the other is read
-    out = child.stdout.read()
-    drain.join()
-    err = err[0] if err else b""
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return Measured(child.returncode, out.decode(), err.decode(), usage.ru_maxrss * 1024,
-                    time.perf_counter() - t0, usage.ru_utime + usage.ru_stime)
+    """Read a command's output to the end and its own rusage, as its launcher
+    reaped it."""
+    child, _ = started
+    out, err = child.communicate()
+    text, _, measured = err.decode().rpartition("\n" + MARK)
+    figures = json.loads(measured)
+    return Measured(figures["code"], out.decode(), text, figures["peak"], figures["seconds"],
+                    figures["cpu"])

@@ -28,6 +28,9 @@ HERE = Path(__file__).resolve().parent
 # and a multipart part is bytes, never a JSON number, so a `file` part whose text
 # reads as one ("1.8e-280") is a valid upload (test mode never decodes it), not
 # the "schema-violating request" the negative check takes it for
+# DELETE /analyses/{id} cancels (CONTRACT section 5): the analysis stays, `failed`
+# with analysis_canceled, so reading it afterwards is rightly 200, not the 404 the
+# use-after-free check expects of a deleted resource (excluded on the command line)
 CONFIG = """[auth.openapi.apiKey]
 bearer = "${TRACKGRADE_FUZZ_KEY}"
 
@@ -102,7 +105,7 @@ def run(mode: str = "test", *, max_examples: int = 25, max_time: int | None = No
             config.write_text(CONFIG)
             report = Path(tmp) / "report.json"
             command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(config),
-                       "run", f"{server.url}/v1/openapi.json", "--checks", "all",
+                       "run", f"{server.url}/v1/openapi.json", "--checks", "all", "--exclude-checks", "use_after_free",
                        "--phases", phases, "--max-examples", str(max_examples), "--workers", "1",
                        "--no-color", "--generation-database", "none",
                        "--request-timeout", "30", "--report", "json",
