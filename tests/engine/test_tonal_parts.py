@@ -32,7 +32,7 @@ def mirex(key, pc, scale) -> float:
 
 BASS_UNDER_DRUMS = pytest.param("bass", True, id="bass-drums", marks=pytest.mark.xfail(
     strict=True, reason="open (issue 21): 1 of these 6 bass lines under drums (A minor) gets "
-    "no key; benchmarks/results/key.md"))
+    "no key; benchmarks/RESULTS.md, issue 21"))
 
 
 @pytest.mark.parametrize("kind,drums", [("bass", False), BASS_UNDER_DRUMS] + [
@@ -42,7 +42,7 @@ def test_parts_with_pitch_get_a_key_in_every_tested_key(kind, drums):
     assert all(k is not None for k in keys), [k and k.tonic for k in keys]
     assert all(0.0 < k.confidence <= 1.0 for k in keys)
     # far above chance (~0.1): the mean MIREX score over the six keys, under
-    # each kind's benchmark figure (benchmarks/results/key.md) by a margin;
+    # each kind's benchmark figure (benchmarks/RESULTS.md, issue 21) by a margin;
     # a bass line or a single voice alone says least about the scale
     floor = 0.3 if kind in ("bass", "melody") else 0.5
     assert np.mean([mirex(k, pc, sc) for k, (pc, sc) in zip(keys, KEYS)]) >= floor

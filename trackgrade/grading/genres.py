@@ -7,7 +7,7 @@ is scored against. Where the numbers come from: benchmarks/GENRES.md and
 benchmarks/grading_notes/derive_genres.py (which writes genres.json).
 
 Detection (`detect_genre`) reads the family from its rhythm pattern, tempo
-and sound (grading/genre_model.py, benchmarks/results/genre.md): `confidence`
+and sound (grading/genre_model.py, benchmarks/RESULTS.md, issue 17): `confidence`
 is the calibrated probability of the best family, lowered for a track unlike
 it; it never feeds any score. Under CLEAR_FAMILY_MIN no family is clear and
 the track is judged against `broad_profile()` (genre.target `electronic`).

@@ -102,7 +102,7 @@ LOW_ROLLOFF_OK_HZ = 90.0
 LOW_ROLLOFF_CUT_HZ = 130.0
 # Defects never help (CONTRACT.md section 5): a spectrum that starts at or above
 # the 90 Hz sixth-octave band (a 100-200 Hz high-pass reads 90-180 Hz; full
-# mixes read 20-80 Hz, benchmarks/results/verdict.md) has no low end for the
+# mixes read 20-80 Hz, benchmarks/RESULTS.md, issue 17) has no low end for the
 # balance to be judged on, so the frequency pillar gets no credit: its cap
 # falls from 100 at the 80 Hz band to 0 just under the 90 Hz one. Removing the
 # low end can then never raise the pillar, whatever it does to the band shares.

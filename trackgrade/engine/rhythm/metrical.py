@@ -95,7 +95,7 @@ def metrical_level(ac: np.ndarray, env: np.ndarray, fps: float, bpm: float,
 # percussion read at the eighth-note level, a half-time backbeat), so half the
 # tempo is about as plausible: the confidence is held at AMBIGUOUS_CONFIDENCE
 # and the half reading is among the alternatives. Four-on-the-floor and steady
-# grids measure 0.7-1.0 (benchmarks/results/verdict.md).
+# grids measure 0.7-1.0 (benchmarks/RESULTS.md, issue 17).
 AMBIGUOUS_ALTERNATION = 0.55
 AMBIGUOUS_CONFIDENCE = 0.5
 
