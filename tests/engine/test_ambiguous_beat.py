@@ -10,7 +10,9 @@ import pytest
 
 from trackgrade.pipeline import analyze
 
-from tests.truth import real_manifest
+from tests.truth import real_manifest, real_only
+
+pytestmark = real_only()
 
 AMBIGUOUS = ("mirdata__brid_0001_M4-01-SA.wav", "mirdata__ballroom_Waltz_Media-105901.wav",
              "mirdata__simac_01_H_mikri_Rallou.flac")

@@ -16,6 +16,8 @@ import pytest
 from trackgrade.engine.extract import extract
 from trackgrade.grading import build_analysis
 
+from tests.truth import need_real, real_params
+
 from .real_audio import _originals, load, low_cut, turned_down
 
 CLIPS = [r["file"] for r in _originals() if float(r["duration_s"] or 0) >= 5.0]
@@ -33,11 +35,12 @@ def graded(clip: str, high_pass_hz: float | None = None, gain_db: float = 0.0):
 
 
 def test_the_material_is_there():
+    need_real()
     assert len(CLIPS) >= 20, CLIPS
 
 
 @pytest.mark.parametrize("hz", [100, 150, 200])
-@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_a_high_pass_never_raises_the_frequency_pillar(clip, hz):
     clean, cut = graded(clip), graded(clip, hz)
     assert cut.scores.frequency_balance <= clean.scores.frequency_balance, \
@@ -45,7 +48,7 @@ def test_a_high_pass_never_raises_the_frequency_pillar(clip, hz):
 
 
 @pytest.mark.parametrize("under", [6, 10])
-@pytest.mark.parametrize("clip", CLIPS, ids=[c.rsplit("/", 1)[-1] for c in CLIPS])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
 def test_a_quiet_master_has_a_lower_mix_pillar(clip, under):
     clean = graded(clip)
     low = clean.extras.targets["loudness_lufs"][0]
