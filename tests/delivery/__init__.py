@@ -1,0 +1,1 @@
+"""Delivery checks: platforms, mono fold-down, codec preview, compare and album."""
