@@ -45,7 +45,7 @@ def test_remote_analyze_gives_up_within_its_timeout_and_says_why(maintenance, tm
     assert re.search(r"next try would start in 3\d s", result.stderr), result.stderr
 
 
-@pytest.mark.parametrize("command", [("status", "{id}"), ("get", "{id}"), ("list",),
+@pytest.mark.parametrize("command", [("status", "{id}"), ("get", "{id}"), ("cancel", "{id}"), ("list",),
                                      ("account",)])
 def test_every_remote_command_takes_a_timeout(maintenance, command):
     args = [part.format(id=uuid.uuid4()) for part in command]

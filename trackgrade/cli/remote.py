@@ -194,10 +194,11 @@ def remote_cancel(
     analysis_id: Annotated[str, typer.Argument(metavar="ID", help="The analysis id.")],
     base_url: BaseUrlOption = None,
     key: KeyOption = None,
+    timeout: TimeoutOption = READ_TIMEOUT_S,
     as_json: JsonOption = False,
 ) -> None:
     """Cancel an analysis still waiting for its upload (its credit is restored)."""
-    doc = make_client(base_url, key).analyses.cancel(analysis_id)
+    doc = make_client(base_url, key, timeout=timeout).analyses.cancel(analysis_id)
     if as_json:
         dump(doc)
     else:
