@@ -20,8 +20,34 @@ the run (see `pytest_terminal_summary` below and .ci/run).
 """
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(scope="session")
+def _short_dirs():
+    made: list[Path] = []
+    yield made
+    for path in made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def empty_tmpdir(monkeypatch, _short_dirs) -> Path:
+    """An empty directory that TMPDIR and `tempfile.tempdir` point at, for a
+    test that proves nothing is written there. Its path is short
+    (/tmp/tg-XXXXXXXX): a fork server started under it puts its Unix socket
+    there, and pytest's own `tmp_path` (pytest-of-root/pytest-NNN/popen-gwN/
+    test_name0) can pass the socket path's 107 bytes. It stays until the
+    session ends, because a fork server started in it keeps listening there."""
+    path = Path(tempfile.mkdtemp(prefix="tg-", dir="/tmp"))
+    _short_dirs.append(path)
+    monkeypatch.setenv("TMPDIR", str(path))
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    return path
 
 
 @pytest.fixture(scope="session")

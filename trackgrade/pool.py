@@ -4,7 +4,10 @@ it, the server's `ProcessExecutor` runs its jobs in it.
 - **Start method**: forkserver where available (a server process that
   preloads `trackgrade.pipeline`, so a worker starts in milliseconds with the
   engine imported), otherwise spawn; never a plain fork of a process that may
-  hold threads (the server's request threads, a batch's progress bar).
+  hold threads (the server's request threads, a batch's progress bar). The
+  fork server listens on a Unix socket in multiprocessing's temporary
+  directory; under a TMPDIR so long that the socket's path would pass the
+  kernel's limit (`UNIX_PATH_MAX`), spawn is used instead of failing.
 - **One core per worker**: the native thread pools (BLAS, OpenMP) are capped
   at one thread in each worker (`one_core`); the processes themselves are the
   parallelism, so N workers use N cores instead of oversubscribing them. The
@@ -36,6 +39,8 @@ from typing import Iterator
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 PARENT_POLL_S = 0.5            # how often a worker checks that its parent is alive
+UNIX_PATH_MAX = 107            # bytes of a Unix socket's path (sun_path, less its NUL)
+FORKSERVER_SOCKET = len("/listener-") + 8     # the name multiprocessing gives its socket
 _PR_SET_PDEATHSIG = 1
 
 
@@ -56,11 +61,18 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
 def pool_context() -> multiprocessing.context.BaseContext:
     """forkserver where available (fast starts from a preloaded server),
     otherwise spawn; never plain fork from a process that may hold threads."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    if "forkserver" in multiprocessing.get_all_start_methods() and forkserver_socket_fits():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["trackgrade.pipeline"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def forkserver_socket_fits() -> bool:
+    """Whether the fork server's socket path (in multiprocessing's temporary
+    directory, made under TMPDIR) stays within the kernel's limit."""
+    from multiprocessing import util
+    return len(os.fsencode(util.get_temp_dir())) + FORKSERVER_SOCKET <= UNIX_PATH_MAX
 
 
 def terminate(pool: ProcessPoolExecutor) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 
 import pytest
@@ -303,3 +304,25 @@ def test_genre_and_reference_set_the_target_of_every_file(runner, tracks, tmp_pa
     assert doc["genre"]["target"] == "reference" and tracks[1].name in doc["diagnosis"]["summary"]
     bad = runner.invoke(app, ["batch", str(tracks[0]), "--genre", "polka"])
     assert bad.exit_code == 2
+
+
+def test_batch_works_under_a_tmpdir_too_long_for_the_fork_servers_socket(tracks, tmp_path):
+    """The fork server's Unix socket lives under TMPDIR; where its path would
+    pass the kernel's 107 bytes the pool starts its workers by spawn instead
+    of failing with "AF_UNIX path too long"."""
+    import subprocess
+    import sys
+
+    from trackgrade.pool import FORKSERVER_SOCKET, UNIX_PATH_MAX
+
+    deep = tmp_path / ("t" * (UNIX_PATH_MAX - len(str(tmp_path)) - 10))
+    deep.mkdir()
+    assert len(str(deep)) + len("/pymp-xxxxxxxx") + FORKSERVER_SOCKET > UNIX_PATH_MAX
+    out = tmp_path / "rows.csv"
+    done = subprocess.run(
+        [sys.executable, "-m", "trackgrade", "batch", str(tracks[0]), "--jobs", "1",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(deep)})
+    assert done.returncode == 0, done.stderr
+    _, rows = read_csv(out)
+    assert [row["status"] for row in rows] == ["ok"]

@@ -1,7 +1,6 @@
 """delivery.codecs: MP3/AAC/Opus round trips in memory, on the loudest passages."""
 
 import os
-import tempfile
 
 import numpy as np
 import pytest
@@ -61,11 +60,8 @@ def test_without_the_flag_no_codec_runs():
     assert a.to_dict()["delivery"]["codecs"] is None
 
 
-def test_the_codec_preview_never_writes_temporary_files(tmp_path, monkeypatch):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+def test_the_codec_preview_never_writes_temporary_files(tmp_path, monkeypatch, empty_tmpdir):
+    tmp = empty_tmpdir
     before = set(os.listdir(tmp_path))
     monkeypatch.chdir(tmp_path)
     x = club_loop(3.0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -520,11 +519,8 @@ def test_float_overs_are_clipped_and_nan_zeroed():
 
 # --- no temporary files ----------------------------------------------------------------
 
-def test_decoding_never_writes_temporary_files(tmp_path, monkeypatch):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+def test_decoding_never_writes_temporary_files(empty_tmpdir):
+    tmp = empty_tmpdir
     x = tone(2.5, 44100)
     for fmt in ("WAV", "FLAC", "MP3", "AIFF"):
         data = encode(x, 44100, fmt)

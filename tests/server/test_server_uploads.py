@@ -4,7 +4,6 @@ expiry sweeper, and the proof that audio never touches a file."""
 from __future__ import annotations
 
 import socket
-import tempfile
 import time
 from urllib.parse import urlsplit
 
@@ -266,16 +265,13 @@ def test_test_mode_engine_error_fails_after_the_upload(server):
 
 # --- audio stays in memory ----------------------------------------------------------------------
 
-def test_uploads_never_touch_a_file(tmp_path, monkeypatch):
+def test_uploads_never_touch_a_file(tmp_path, empty_tmpdir):
     """TMPDIR and tempfile.tempdir point at an empty directory; several-MB
     uploads (test mode, and live through the worker process pool) leave no
     file in it, and no audio bytes appear anywhere in the data directory."""
     from trackgrade.server.worker import ProcessExecutor
 
-    spool = tmp_path / "tmp"
-    spool.mkdir()
-    monkeypatch.setenv("TMPDIR", str(spool))
-    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    spool = empty_tmpdir
     data_dir = tmp_path / "data"
     store = open_store(data_dir)
     executor = ProcessExecutor(1, queue_size=2)
