@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import scipy.fft
 import soundfile as sf
 
 from trackgrade.engine.decode import decode
@@ -92,12 +93,14 @@ def hard_clip(audio: DecodedAudio) -> DecodedAudio:
 
 
 def low_cut(audio: DecodedAudio, hz: float = 150.0) -> DecodedAudio:
-    """Everything below `hz` removed (brick-wall, FFT)."""
+    """Everything below `hz` removed (brick-wall, FFT). The transform is zero-padded
+    to a length with small prime factors: a clip's own length can be a large
+    prime times a few, and an FFT of that length takes seconds instead of ms."""
     x = audio.samples.astype(np.float64)
-    spec = np.fft.rfft(x, axis=0)
-    freqs = np.fft.rfftfreq(x.shape[0], 1.0 / audio.sample_rate)
-    spec[freqs < hz] = 0
-    return _with(audio, np.fft.irfft(spec, n=x.shape[0], axis=0))
+    n = scipy.fft.next_fast_len(x.shape[0], real=True)
+    spec = scipy.fft.rfft(x, n=n, axis=0)
+    spec[scipy.fft.rfftfreq(n, 1.0 / audio.sample_rate) < hz] = 0
+    return _with(audio, scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]])
 
 
 def polarity_inverted(audio: DecodedAudio) -> DecodedAudio:
