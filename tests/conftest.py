@@ -27,6 +27,13 @@ from pathlib import Path
 import pytest
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: a worker per core and one more. A fifth of the suite's time
+    is tests that wait (a webhook lease running out, head deadlines, servers
+    starting and being killed); the extra worker runs other tests meanwhile."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 @pytest.fixture(scope="session")
 def _short_dirs():
     made: list[Path] = []

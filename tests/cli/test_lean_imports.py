@@ -40,8 +40,12 @@ def test_analyze_json_imports_only_the_engine():
     assert _offenders(names) == []
 
 
-def test_the_codec_preview_loads_pyav_only_when_asked():
-    names, out = imported_by("analyze", str(DEMO), "--json", "--codec-preview")
+def test_the_codec_preview_loads_pyav_only_when_asked(tmp_path):
+    from tests.delivery.signals import club_loop, wav_bytes
+
+    loop = tmp_path / "loop.wav"          # short: the whole-track AAC encode is not the point
+    loop.write_bytes(wav_bytes(club_loop(8.0)))
+    names, out = imported_by("analyze", str(loop), "--json", "--codec-preview")
     assert [c["codec"] for c in json.loads(out)["delivery"]["codecs"]] == ["mp3", "aac", "opus"]
     assert "av" in names and "trackgrade.engine.codecs" in names
 

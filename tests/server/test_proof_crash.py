@@ -1,4 +1,5 @@
-"""Crash proof (CONTRACT.md section 3): 20 cycles of concurrent submissions
+"""Crash proof (CONTRACT.md section 3): 20 cycles (two runs of 10, on two
+data directories, so two test workers share them) of concurrent submissions
 and uploads against a real `trackgrade serve`, each ended by SIGKILL at a
 random moment while webhook deliveries are pending, then a restart on the
 same data: the store always loads, every 202 and every accepted upload is
@@ -15,10 +16,11 @@ from tests.server import crash_cycles
 
 
 @pytest.mark.slow
-def test_twenty_sigkills_lose_nothing_acknowledged(tmp_path):
-    report = crash_cycles.run(tmp_path / "data", 20, seed=9)
+@pytest.mark.parametrize("seed", [9, 10])
+def test_ten_sigkills_lose_nothing_acknowledged(tmp_path, seed):
+    report = crash_cycles.run(tmp_path / "data", 10, seed=seed)
     assert report.problems == []
-    assert report.cycles == 20
-    assert report.accepted >= 40 and report.uploaded >= 20, report
-    assert report.events >= 20 and report.events_delivered == report.events
+    assert report.cycles == 10
+    assert report.accepted >= 20 and report.uploaded >= 10, report
+    assert report.events >= 10 and report.events_delivered == report.events
     assert report.bad_signatures == 0 and report.attempts > report.events
