@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import typer.main
 
 from trackgrade.cli import app
@@ -40,6 +41,7 @@ def test_every_remote_command_and_option_is_documented():
                     assert option in text, f"remote {name} {option} is not in docs/cli.md"
 
 
+@pytest.mark.slow
 def test_every_shown_output_is_what_a_fresh_run_prints():
     import subprocess
     import sys

@@ -184,6 +184,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(tmp_path):
     rng = random.Random(2026)
     acked: list[int] = []

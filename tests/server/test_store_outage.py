@@ -15,6 +15,8 @@ import resource
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.server.serve_process import ServeProcess, make_key
 from tests.server.server_harness import request
 
@@ -68,6 +70,7 @@ def test_a_full_disk_answers_503_with_retry_after_then_serves_again(tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_postgres_down_or_restarting_answers_503_then_serves_again(postgres_server):
     database = postgres_server.create_database()
     key, _ = make_key("live", 10, database=database, pool_size=2)
