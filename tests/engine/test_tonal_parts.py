@@ -91,3 +91,16 @@ def test_no_drum_loop_gets_a_key():
         if measure_tonality(long_spectrum(x[:, None], SR)).key is not None:
             keyed.append(seed)
     assert keyed == []
+
+
+def test_frames_without_notes_do_not_wash_out_the_notes():
+    # each frame's chroma at unit energy: a flat (noise, drums) frame spreads one
+    # unit over twelve pitch classes instead of scoring near 1 on each as at unit
+    # maximum, so 3 s of one note keep their pitch class ahead after 6 s of noise
+    from trackgrade.engine.tonal import mean_chroma
+    t = np.arange(3 * SR) / SR
+    note = sum(np.sin(2 * np.pi * 329.63 * h * t) / h for h in (1, 2, 3))      # E4
+    noise = 0.05 * np.random.default_rng(0).standard_normal(6 * SR)
+    chroma, _ = mean_chroma(long_spectrum(np.concatenate([note, noise])[:, None].astype(np.float32), SR))
+    assert int(np.argmax(chroma)) == 4
+    assert np.delete(chroma, 4).max() < 0.6 * chroma[4]      # 0.76 at unit maximum
