@@ -1,13 +1,14 @@
 """Key accuracy per kind of part: trackgrade before and after, Essentia, librosa.
 
-    python benchmarks/eval_parts.py [--seeds 2 3] [--before 2c5da6a] [--no-peers] [--json F]
+    python benchmarks/eval_parts.py [--seeds 2 3] [--before 2c5da6a ...] [--no-peers] [--json F]
 
 Parts from benchmarks/gen_parts.py (held-out seeds by default: the engine's
 thresholds were chosen on seeds 0-1 and on the atonal clips), the real clips
 of ../shared/truth/real with a `key_truth`, and the atonal inputs (drum
 loops, real drum recordings, noise, silence) scored as the share given no
-key. "before" is trackgrade/engine/tonal.py at the given git revision, run on
-the same long spectrum. MIREX weighted score (1 same, 0.5 fifth, 0.3
+key. "before <rev>" is trackgrade/engine/tonal.py (with the engine/bass.py
+of that revision, when it had one) at each given git revision, run on the
+same long spectrum. MIREX weighted score (1 same, 0.5 fifth, 0.3
 relative, 0.2 parallel; tonic-only truths score the tonic) and counts of
 null keys and of right tonics.
 """
@@ -40,14 +41,30 @@ KRUMHANSL_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39
 KRUMHANSL_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
 
 
-def tonal_at(rev: str):
-    """trackgrade/engine/tonal.py as of git revision `rev`, as a module."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:trackgrade/engine/tonal.py"],
-                            check=True, capture_output=True, text=True).stdout
-    spec = importlib.util.spec_from_loader(f"tonal_{rev}", loader=None)
+def _module_at(rev: str, path: str, name: str):
+    """`path` as of git revision `rev`, as a module (None when it did not exist)."""
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        return None
+    spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, f"tonal@{rev}", "exec"), module.__dict__)
+    exec(compile(shown.stdout, f"{path}@{rev}", "exec"), module.__dict__)
     return module
+
+
+def tonal_at(rev: str):
+    """trackgrade/engine/tonal.py as of git revision `rev`, as a module, with
+    the engine/bass.py of that revision when it had one."""
+    bass = _module_at(rev, "trackgrade/engine/bass.py", f"bass_{rev}")
+    saved = sys.modules.get("trackgrade.engine.bass")
+    if bass is not None:
+        sys.modules["trackgrade.engine.bass"] = bass
+    try:
+        return _module_at(rev, "trackgrade/engine/tonal.py", f"tonal_{rev}")
+    finally:
+        if saved is not None:
+            sys.modules["trackgrade.engine.bass"] = saved
 
 
 def librosa_key(x: np.ndarray, sr: int):
@@ -62,13 +79,16 @@ def librosa_key(x: np.ndarray, sr: int):
     return PITCH_CLASSES[best[1]], best[2]
 
 
-def engines(before, peers: bool) -> dict:
+def engines(befores: dict, peers: bool) -> dict:
+    """{name: fn(x, sr, spec) -> (tonic, scale)}: each earlier revision's
+    engine ("before <rev>"), this tree's ("after"), and the peers."""
     def ours(module):
         def run(x, sr, spec):
             k = module.measure_tonality(spec).key
             return (k.tonic, k.scale) if k else (None, None)
         return run
-    out = {"before": ours(before), "after": ours(sys.modules[measure_tonality.__module__])}
+    out = {f"before {rev}": ours(module) for rev, module in befores.items()}
+    out["after"] = ours(sys.modules[measure_tonality.__module__])
     if peers:
         out["essentia"] = lambda x, sr, spec: essentia_key(x, sr) or (None, None)
         out["librosa"] = lambda x, sr, spec: librosa_key(x, sr) or (None, None)
@@ -158,12 +178,13 @@ def markdown(parts_table: dict, atonal: dict, names) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=list(gen_parts.HELD_OUT_SEEDS))
-    ap.add_argument("--before", default="2c5da6a", help="git revision of the 'before' tonal.py")
+    ap.add_argument("--before", nargs="*", default=["2c5da6a"],
+                    help="git revisions of the engines to compare (tonal.py and bass.py as of each)")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    tools = engines(tonal_at(args.before), not args.no_peers)
+    tools = engines({rev: tonal_at(rev) for rev in args.before}, not args.no_peers)
     t0 = time.perf_counter()
     table = score_rows(part_rows(tuple(args.seeds)), tools)
     if not args.no_real:

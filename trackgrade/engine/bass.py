@@ -2,15 +2,19 @@
 
 Subharmonic summation over the fundamentals of the bass register (MIDI 24-59,
 C1-B3, on the tuned semitone grid): for each frame and candidate fundamental
-f0, the magnitude at its harmonics h*f0 (h = 1..HARMONICS, weight
-HARMONIC_DECAY**(h-1)) less the magnitude half-way between them,
-(h-0.5)*f0. The comb's spacing names the root whichever harmonics are loud,
-so a filter sweeping across the harmonics of a wobble bass moves the weight
-among them but not the root; the half-way term keeps the octave below (its
-odd "harmonics" fall between the partials) and the octave above (its
-half-way points land on partials) from winning. The magnitude is smoothed
-over +-SMOOTH_HZ first, so an amplitude-modulated partial (a wobble's
-sidebands) or a detuned unison counts as one.
+f0, the power at its harmonics h*f0 (h = 1..HARMONICS, weight
+HARMONIC_DECAY**(h-1)) less the power half-way to a neighbouring harmonic,
+the lesser of (h-0.5)*f0 and (h+0.5)*f0. The comb's spacing names the root
+whichever harmonics are loud, so a filter sweeping across the harmonics of a
+wobble bass moves the weight among them but not the root; the half-way term
+keeps the octave below (its odd "harmonics" fall between the partials) and
+the octave above (both its half-way points land on odd partials) from
+winning, while one foreign line on one side (a kick's ring a fifth above the
+root, at 1.5*f0) no longer cancels a harmonic. Power, not magnitude: the
+note the bass sits on is its loudest partial, and in magnitude a kick's ring
+plus the few partials the fifth above shares with the root tied with it.
+The power is smoothed over +-SMOOTH_HZ first, so an amplitude-modulated
+partial (a wobble's sidebands) or a detuned unison counts as one.
 
 `harmonicity`: per frame, the best candidate's comb contrast over harmonics
 2..HARMONICS, (on - between) / (on + between), 0 for a smooth spectrum
@@ -39,7 +43,7 @@ def _kernel(n_fft: int, sample_rate: int) -> np.ndarray:
 
 
 def _smoothed_at(spec: Spectrogram, freq_hz: np.ndarray) -> np.ndarray:
-    """(frames, *freq_hz.shape) magnitude smoothed over +-SMOOTH_HZ (Hann),
+    """(frames, *freq_hz.shape) power smoothed over +-SMOOTH_HZ (Hann),
     read at `freq_hz` by linear interpolation. Smoothing and interpolation
     are one set of weights on the bins around each point (they commute), so
     only the points read are computed: one gather, one weighted sum."""
@@ -54,9 +58,9 @@ def _smoothed_at(spec: Spectrogram, freq_hz: np.ndarray) -> np.ndarray:
     weights[:, 1:] += k * frac[:, None]
     index = np.clip(i0[:, None] + taps, 0, None)
     hi = int(index.max()) + 1
-    mag = np.sqrt(spec.power[:, :hi])
-    out = np.einsum("fpt,pt->fp", mag[:, index], weights.astype(np.float32))
-    return out.reshape((mag.shape[0],) + freq_hz.shape)
+    power = np.ascontiguousarray(spec.power[:, :hi])
+    out = np.einsum("fpt,pt->fp", power[:, index], weights.astype(np.float32))
+    return out.reshape((power.shape[0],) + freq_hz.shape)
 
 
 def root_salience(spec: Spectrogram, tuning_cents: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -67,10 +71,11 @@ def root_salience(spec: Spectrogram, tuning_cents: float = 0.0) -> tuple[np.ndar
     h = np.arange(1, HARMONICS + 1, dtype=np.float64)
     weight = (HARMONIC_DECAY ** (h - 1)).astype(np.float32)
     top = 0.45 * spec.sample_rate
-    freq_on = np.minimum(f0[:, None] * h[None, :], top)                      # (cands, H)
-    freq_mid = np.minimum(f0[:, None] * (h[None, :] - 0.5), top)
-    both = _smoothed_at(spec, np.stack([freq_on, freq_mid]))                 # (frames, 2, cands, H)
-    on, mid = both[:, 0], both[:, 1]
+    half_way = np.arange(0.5, HARMONICS + 1)                                 # (h -+ 0.5), H+1 points
+    freq = np.minimum(f0[:, None] * np.concatenate([h, half_way])[None, :], top)
+    both = _smoothed_at(spec, freq)                                          # (frames, cands, 2H+1)
+    on, between = both[:, :, :HARMONICS], both[:, :, HARMONICS:]
+    mid = np.minimum(between[:, :, :-1], between[:, :, 1:])                  # lesser side, (.., H)
     contrast = ((on - mid) * weight).sum(axis=2)
     salience = np.maximum(contrast, 0.0)
     upper_on = (on[:, :, 1:] * weight[1:]).sum(axis=2)

@@ -7,7 +7,7 @@ steps, and also credited (with decaying weight) to the pitches of which it
 could be the 2nd..4th harmonic. The reference tuning is the circular mean of
 the peaks' deviations from equal temperament; the fine profile is folded to
 12 pitch classes with a cosine window around the tuned semitone centres.
-Frames are normalised to unit maximum and averaged; the zero-padded frame over
+Frames are normalised to unit energy (L2) and averaged; the zero-padded frame over
 a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of that chroma with the 24 rotations of a major and a minor
@@ -269,12 +269,21 @@ def _unit_max(x: np.ndarray) -> np.ndarray:
     return x / np.where(m > 0, m, 1.0)
 
 
+def _unit_energy(x: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit Euclidean norm (zeros stay zeros): a frame counts
+    by the shape of its pitch content, and a frame that one loud note fills no
+    longer leaves its other notes near zero as unit maximum did (a melody's
+    passing notes, a chord's upper voices); see benchmarks/results/key.md."""
+    n = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(n > 0, n, 1.0)
+
+
 def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
     """Mean chroma (12,), C first, unit max (zeros for silence), and tonalness.
-    Frames count alike, save a zero-padded tail frame, which counts for the
-    share of its window over samples."""
+    Frames count alike (each at unit energy), save a zero-padded tail frame,
+    which counts for the share of its window over samples."""
     chroma, _, tonalness, _ = chroma_frames(spec)
-    return _unit_max(spec.frame_weights() @ _unit_max(chroma)), tonalness
+    return _unit_max(spec.frame_weights() @ _unit_energy(chroma)), tonalness
 
 
 def root_profile(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
@@ -346,7 +355,7 @@ def _bass_root(roots: np.ndarray, profile_fits: bool) -> int | None:
 def measure_tonality(spec: Spectrogram) -> Tonality:
     """Mean chroma and key (None when the audio has no pitched content)."""
     frames, tuning_cents, tonalness, pitched = chroma_frames(spec)
-    upper = _unit_max(spec.frame_weights() @ _unit_max(frames))
+    upper = _unit_max(spec.frame_weights() @ _unit_energy(frames))
     total = upper.sum()
     out_chroma = upper / total if total > 0 else np.full(12, 1.0 / 12)
     if not total > 0:
