@@ -96,7 +96,7 @@ def low_cut(audio: DecodedAudio, hz: float = 150.0) -> DecodedAudio:
     """Everything below `hz` removed (brick-wall, FFT). The transform is zero-padded
     to a length with small prime factors: a clip's own length can be a large
     prime times a few, and an FFT of that length takes seconds instead of ms."""
-    x = audio.samples.astype(np.float64)
+    x = audio.samples                       # float32: single-precision transforms
     n = scipy.fft.next_fast_len(x.shape[0], real=True)
     spec = scipy.fft.rfft(x, n=n, axis=0)
     spec[scipy.fft.rfftfreq(n, 1.0 / audio.sample_rate) < hz] = 0

@@ -11,7 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import soundfile as sf
 
-from trackgrade.pool import native_threads
+from trackgrade.pool import THREAD_ENV_VARS, native_threads
 from trackgrade.server.worker import ProcessExecutor, score_stage
 
 from tests.server import worker_probe
@@ -26,7 +26,9 @@ def flac_bytes(seconds: float = 65.0, rate: int = 22050) -> bytes:
     return out.getvalue()
 
 
-def test_native_pools_are_capped_in_the_workers_only():
+def test_native_pools_are_capped_in_the_workers_only(monkeypatch):
+    for name in THREAD_ENV_VARS:            # tests/conftest.py caps the suite's own processes
+        monkeypatch.delenv(name, raising=False)
     executor = ProcessExecutor(1, queue_size=1)
     try:
         assert executor._pool().submit(native_threads).result(120) == 1
