@@ -39,10 +39,12 @@ for _name in THREAD_ENV_VARS:
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: a worker per core and one more. A fifth of the suite's time
-    is tests that wait (a webhook lease running out, head deadlines, servers
-    starting and being killed); the extra worker runs other tests meanwhile."""
-    return len(os.sched_getaffinity(0)) + 1
+    """`-n auto`: two workers per core. A good part of the suite's time is
+    tests that wait (a webhook lease running out, head deadlines, servers
+    starting and being killed); the other workers run tests meanwhile. On this
+    2-core machine, quiet: 2 workers 6 min 10 s, 3 workers 5 min 7 s, 4 workers
+    4 min 46 s (benchmarks/RESULTS.md)."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
 def pytest_collection_modifyitems(config, items):
