@@ -42,8 +42,8 @@ def pytest_xdist_auto_num_workers(config):
     """`-n auto`: two workers per core. A good part of the suite's time is
     tests that wait (a webhook lease running out, head deadlines, servers
     starting and being killed); the other workers run tests meanwhile. On this
-    2-core machine, quiet: 2 workers 6 min 10 s, 3 workers 5 min 7 s, 4 workers
-    4 min 46 s (benchmarks/RESULTS.md)."""
+    2-core machine, quiet, with the one-thread cap below: 3 workers 5 min 7 s,
+    4 workers 4 min 46 s (benchmarks/RESULTS.md)."""
     return 2 * len(os.sched_getaffinity(0))
 
 
