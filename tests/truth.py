@@ -5,8 +5,9 @@ generators in tests/truth_gen/ (our own): the EBU Tech 3341/3342 loudness
 signals (`ebu_signals`) and synthetic electronic tracks with exact truth
 (`render_specs`, `render_grid`). Renders are cached outside the repository
 (`TRACKGRADE_CACHE`, default ~/.cache/trackgrade), keyed by a hash of the spec,
-so a second run is instant; concurrent renders (pytest -n 2) write to a private
-directory and rename it into place, so a reader never sees half a render.
+so a second run is instant; a render is written to a private directory and
+renamed into place, so a reader never sees half of one, and one process
+renders each spec while the other -n workers wait for it.
 
 Only the licensed real clips live outside the project, in
 ../shared/truth/real beside the clone (or `TRACKGRADE_SHARED`). Their licences
@@ -19,6 +20,7 @@ fails on any skip.
 from __future__ import annotations
 
 import csv
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -55,21 +57,27 @@ def synth_module():
 
 def _render_once(out: Path, command: list[str]) -> None:
     """Run `command` (which writes into the directory given as {dir}) into a
-    private directory and rename it to `out`; a concurrent winner is kept."""
+    private directory and rename it to `out`. One process renders a spec: the
+    others (the -n workers, on a cold cache) wait on its lock file, then read
+    the render instead of making the same one in parallel."""
     if out.exists():
         return
     out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        subprocess.run([str(work) if part == "{dir}" else part for part in command],
-                       check=True, stdout=subprocess.DEVNULL)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.exists():          # rendered while this process waited
+            return
+        work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
-            os.rename(work, out)
-        except OSError:           # another process renamed its copy first
-            if not out.exists():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            subprocess.run([str(work) if part == "{dir}" else part for part in command],
+                           check=True, stdout=subprocess.DEVNULL)
+            try:
+                os.rename(work, out)
+            except OSError:       # a copy of an older helper, without the lock, was first
+                if not out.exists():
+                    raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _settle(out: Path, marker: str, quiet_s: float = 120.0) -> None:
