@@ -21,6 +21,7 @@ the run (see `pytest_terminal_summary` below and .ci/run).
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -36,6 +37,14 @@ from trackgrade.pool import THREAD_ENV_VARS
 # 37.1 s of wall with them, 32.2 s for 32.2 s without. A user's own setting wins.
 for _name in THREAD_ENV_VARS:
     os.environ.setdefault(_name, "1")
+
+# Bytecode caches on, for this run and every process it starts: a machine that
+# sets PYTHONDONTWRITEBYTECODE (this one does) otherwise has each of the -n
+# workers rewrite every test module's asserts again (7.5 s of CPU per worker)
+# and each of the hundreds of `trackgrade` processes the tests start compile
+# the package from source again. The caches stay in __pycache__ (git-ignored).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def pytest_xdist_auto_num_workers(config):
