@@ -83,7 +83,7 @@ def test_drums_alone_still_have_no_key():
 
 @pytest.mark.xfail(strict=True, reason="open (issue 21): 2 of these 24 drum loops (seeds 7 and 11) "
                    "get a key (Ab) from `pitched_share`: 7 of 72 over the benchmark's seeds 4-9; "
-                   "benchmarks/results/key.md")
+                   "benchmarks/RESULTS.md")
 def test_no_drum_loop_gets_a_key():
     keyed = []
     for seed in range(24):

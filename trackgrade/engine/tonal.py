@@ -72,7 +72,7 @@ LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins 
 LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
 MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
 ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
-                              # and up flip the real GiantSteps excerpt to G major, see results/key.md)
+                              # and up flip the real GiantSteps excerpt to G major, see benchmarks/RESULTS.md)
 PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
 ROOT_LEAD = 1.25              # ... or this far ahead of the next when the profile fits no key
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
@@ -273,7 +273,7 @@ def _unit_energy(x: np.ndarray) -> np.ndarray:
     """Each row scaled to unit Euclidean norm (zeros stay zeros): a frame counts
     by the shape of its pitch content, and a frame that one loud note fills no
     longer leaves its other notes near zero as unit maximum did (a melody's
-    passing notes, a chord's upper voices); see benchmarks/results/key.md."""
+    passing notes, a chord's upper voices); see benchmarks/RESULTS.md."""
     n = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(n > 0, n, 1.0)
 
