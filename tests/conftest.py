@@ -52,7 +52,7 @@ def pytest_xdist_auto_num_workers(config):
     tests that wait (a webhook lease running out, head deadlines, servers
     starting and being killed); the other workers run tests meanwhile. On this
     2-core machine, quiet, with the one-thread cap below: 3 workers 5 min 7 s,
-    4 workers 4 min 46 s (benchmarks/RESULTS.md)."""
+    4 workers 4 min 46 s, 6 workers 5 min 8 s (benchmarks/RESULTS.md)."""
     return 2 * len(os.sched_getaffinity(0))
 
 
