@@ -19,6 +19,7 @@ naming ../shared and TRACKGRADE_SHARED. Under CI (`CI=true`) a skip fails
 the run (see `pytest_terminal_summary` below and .ci/run).
 """
 
+import multiprocessing.util
 import os
 import shutil
 import sys
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import scheduling
 from trackgrade.pool import THREAD_ENV_VARS
 
 # One native (BLAS/OpenMP) thread per test process, set before numpy loads and
@@ -57,20 +59,26 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The modules holding a slow proof (`@pytest.mark.slow`) run first, each
-    in its own order: under -n the workers start on the longest tests and the
-    short ones fill in around them, instead of the run ending on one worker
-    still inside a long proof."""
-    slow = {item.module for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.module not in slow)
+    """Under -n, the slow proofs are dealt over the workers' first shares,
+    longest first, at the front of each (tests/scheduling.py)."""
+    items[:] = scheduling.order(items, scheduling.worker_count())
 
 
 @pytest.fixture(scope="session")
 def _short_dirs():
     made: list[Path] = []
     yield made
+    held = multiprocessing.process.current_process()._config.get("tempdir") or ""
     for path in made:
-        shutil.rmtree(path, ignore_errors=True)
+        if held.startswith(f"{path}/"):
+            # this process's multiprocessing keeps its own temporary directory
+            # (a fork server's socket) in `path` and removes it at exit (its
+            # finalizer at priority -100), which must find it there: `path`
+            # goes right after that
+            multiprocessing.util.Finalize(None, shutil.rmtree, args=(path,),
+                                          kwargs={"ignore_errors": True}, exitpriority=-101)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -277,7 +277,7 @@ def test_ten_minutes_of_low_level_noise():
     assert doc["mastering_status"] == "master"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=11)
 def test_every_decodable_real_clip_gives_a_valid_document():
     need_real()
     clips = sorted(p for p in (REAL / "clips").iterdir() if p.is_file())

@@ -41,7 +41,7 @@ def test_every_remote_command_and_option_is_documented():
                     assert option in text, f"remote {name} {option} is not in docs/cli.md"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=30)
 def test_every_shown_output_is_what_a_fresh_run_prints():
     import subprocess
     import sys

@@ -70,7 +70,7 @@ def test_wait_rides_out_a_server_restart(tmp_path):
         server.stop()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=10)
 def test_batch_killed_and_rerun_spends_one_credit_per_file(tmp_path):
     folder, truth = render_specs([
         {"name": f"rerun_{i}", "style": "techno", "bpm": 126 + i, "seconds": 6, "seed": 70 + i}

@@ -25,7 +25,7 @@ def limited_bright_master(seconds: float = 24.0) -> np.ndarray:
     return (ceiling * np.tanh(x / ceiling)).astype(np.float32)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=13)
 def test_the_passages_agree_with_a_whole_track_encode_within_half_a_db():
     x = limited_bright_master()
     loudness = measure_loudness(x, RATE)

@@ -28,7 +28,7 @@ def bomb(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=48)
 def test_the_decode_bomb_is_analysed_in_bounded_memory_by_a_worker_and_by_analyze(bomb):
     # both at once: the two children are measured separately (each its own rusage)
     worker = start(worker_command(str(bomb)))

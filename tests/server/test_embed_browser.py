@@ -157,7 +157,7 @@ def test_badges_on_white_and_dark_pages(browser, badge_url, tmp_path):
         page.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=13)
 def test_every_grade_label_and_genre_name_fits(browser):
     """The longest words a badge can carry, in both sizes: nothing cut off."""
     import base64

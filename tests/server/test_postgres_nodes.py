@@ -248,7 +248,7 @@ def test_admin_migrate_copies_a_data_directory_and_verifies(tmp_path, postgres_s
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=75)
 def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
     """Node a claims both deliveries of an analysis (the receiver holds the
     attempts open) and dies; node b takes them when a's lease runs out (70 s:

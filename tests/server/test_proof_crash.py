@@ -15,7 +15,7 @@ import pytest
 from tests.server import crash_cycles
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=28)
 @pytest.mark.parametrize("seed", [9, 10])
 def test_ten_sigkills_lose_nothing_acknowledged(tmp_path, seed):
     report = crash_cycles.run(tmp_path / "data", 10, seed=seed)

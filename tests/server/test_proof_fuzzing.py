@@ -11,7 +11,7 @@ import pytest
 from tests.server import fuzzing
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize("mode", ["test", "live"])
 def test_schemathesis_finds_nothing(mode):
     result = fuzzing.run(mode, max_examples=12, seed=20261123)

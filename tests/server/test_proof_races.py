@@ -90,7 +90,7 @@ def test_submissions_racing_for_the_last_credit(durable):
     assert s.credits(account) == 0 and len(rows_of(s, account)) == 1
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=16)
 def test_admin_commands_while_serving(durable):
     s = durable(in_flight=1000, rate_per_minute=100000)
     key, account = s.key("live", credits=3)

@@ -184,7 +184,7 @@ while True:
 """
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=14)
 def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(tmp_path):
     rng = random.Random(2026)
     acked: list[int] = []

@@ -70,7 +70,7 @@ def test_a_full_disk_answers_503_with_retry_after_then_serves_again(tmp_path):
         server.stop()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=14)
 def test_postgres_down_or_restarting_answers_503_then_serves_again(postgres_server):
     database = postgres_server.create_database()
     key, _ = make_key("live", 10, database=database, pool_size=2)

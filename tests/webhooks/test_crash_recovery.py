@@ -12,7 +12,7 @@ import pytest
 from tests.webhooks.crashes import run_cycles
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=11)
 def test_deliveries_survive_kill_9_cycles(tmp_path):
     report = run_cycles(tmp_path / "data", cycles=3, analyses=4, seed=7)
     assert report.events >= 3 * 4                   # at least one event per analysis
