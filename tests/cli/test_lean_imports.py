@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo.mp3"
 NEVER = ("scipy", "av", "trackgrade.engine.codecs", "trackgrade.server", "rich", "multiprocessing", "concurrent.futures.process",
@@ -54,3 +56,23 @@ def test_admin_overlap_default_is_the_webhooks_one():
     from trackgrade.cli.admin import DEFAULT_OVERLAP_S
     from trackgrade.server.webhooks.endpoints import DEFAULT_OVERLAP
     assert DEFAULT_OVERLAP_S == DEFAULT_OVERLAP
+
+
+def test_high_rate_audio_and_the_report_load_no_scipy_signal(tmp_path):
+    # scipy 1.17's scipy.signal takes ~2 s of CPU to import: the resampler
+    # (96 kHz -> 48 kHz) and the report's timeline design their filters in numpy
+    import numpy as np
+    import soundfile as sf
+
+    from tests.delivery.signals import club_loop
+
+    loop = club_loop(6.0)
+    hi = tmp_path / "hi.wav"
+    sf.write(hi, np.repeat(loop, 2, axis=0), 96000, subtype="FLOAT")   # 96 kHz: analysed at 48 kHz
+    names, out = imported_by("analyze", str(hi), "--json")
+    assert json.loads(out)["duration_seconds"] == pytest.approx(2 * loop.shape[0] / 96000, abs=0.01)
+    assert "trackgrade.engine.resample" in names
+    assert "scipy.signal" not in names
+    names, _ = imported_by("report", str(hi), "--out", str(tmp_path / "hi.html"))
+    assert "trackgrade.report.timeline" in names and (tmp_path / "hi.html").stat().st_size > 0
+    assert "scipy.signal" not in names

@@ -14,6 +14,7 @@ from scipy import signal
 
 from tests import truth
 from trackgrade.engine import loudness as L
+from trackgrade.engine.fir import kaiser_lowpass
 from trackgrade.engine.loudness import truepeak
 
 RATES = (48000, 44100)
@@ -239,6 +240,8 @@ def test_first_order_recursion_equals_lfilter(lam):
     assert np.max(np.abs(got - reference)) <= 1e-12 * np.max(np.abs(reference))
 
 
-def test_kaiser_lowpass_equals_firwin():
-    np.testing.assert_allclose(L.kaiser_lowpass(193, 0.25, 9.0),
-                               signal.firwin(193, 0.25, window=("kaiser", 9.0)), atol=1e-15)
+@pytest.mark.parametrize("taps,cutoff,beta", [(193, 0.25, 9.0), (81, 0.25, 5.0), (41, 0.5, 5.0)])
+def test_kaiser_lowpass_equals_firwin(taps, cutoff, beta):
+    # the true-peak meter's (9.0) and the resampler's (5.0, 192/176.4 and 96/88.2 kHz)
+    np.testing.assert_allclose(kaiser_lowpass(taps, cutoff, beta),
+                               signal.firwin(taps, cutoff, window=("kaiser", beta)), atol=1e-15)

@@ -20,6 +20,8 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from trackgrade.engine.fir import kaiser_lowpass
+
 MAX_ANALYSIS_RATE = 48000        # Hz: above this, the analysis runs resampled
 _BLOCK = 32                      # outputs per matrix row in `Resampler._decimate`
 _FAMILY_44K = 44100
@@ -42,19 +44,15 @@ class Resampler:
     signal, as its default padding)."""
 
     def __init__(self, rate_in: int, rate_out: int, channels: int) -> None:
-        # scipy loads only for high-rate audio: `trackgrade analyze` of the rest stays lean
-        from scipy.signal import firwin, upfirdn
-
         g = math.gcd(rate_in, rate_out)
         self.up, self.down = rate_out // g, rate_in // g
         up, down = self.up, self.down
         half_len = 10 * max(up, down)
-        h = firwin(2 * half_len + 1, 1.0 / max(up, down), window=("kaiser", 5.0)) * up
+        h = kaiser_lowpass(2 * half_len + 1, 1.0 / max(up, down), 5.0) * up
         # zeros in front put the output samples on the input grid: output m is
         # the causal output m + `_skip` (resample_poly's n_pre_pad/n_pre_remove)
         pre = down - half_len % down
         self._h = np.concatenate([np.zeros(pre), h]).astype(np.float32)
-        self._upfirdn = upfirdn
         self._toeplitz: np.ndarray | None = None      # `_decimate`'s matrix, made on first use
         self._skip = (half_len + pre) // down
         # input frames kept from one chunk to the next: all the filter reaches,
@@ -100,7 +98,11 @@ class Resampler:
         if self.up == 1:
             y = self._decimate(x, first, count)
         else:
-            y = self._upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
+            # a rate whose ratio to the analysis rate is not whole (64 kHz: 3/4):
+            # scipy.signal loads only then
+            from scipy.signal import upfirdn
+
+            y = upfirdn(self._h, x, self.up, self.down, axis=0)[first:first + count]
         self._history = x[-self._keep:]
         start = self._frames_out
         self._frames_out += count

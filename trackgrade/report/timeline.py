@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from trackgrade.engine.fir import kaiser_lowpass
 from trackgrade.grading.limits import TRUE_PEAK_MAX_DBTP
 
 ENVELOPE_COLUMNS = 720
@@ -117,9 +118,7 @@ def clipped_regions(samples: np.ndarray, rate: int, *, level: float = CLIP_LEVEL
 def interpolation_phases(taps: int = INTERPOLATION_TAPS) -> np.ndarray:
     """(3, taps // 4) the fractional phases (1/4, 2/4, 3/4) of a 4x
     interpolator (a Kaiser-windowed low-pass at the original Nyquist)."""
-    from scipy.signal import firwin
-
-    h = firwin(taps, 0.25, window=("kaiser", 9.0)) * 4.0
+    h = kaiser_lowpass(taps, 0.25, 9.0) * 4.0
     return np.stack([h[p::4] for p in (1, 2, 3)]).astype(np.float32)
 
 

@@ -30,14 +30,14 @@ from trackgrade.engine.loudness.kweighting import (CURVE_HOP_S, HopEnergies, cha
                                                    k_weighting_sos)
 from trackgrade.engine.loudness.measure import loudness_from_energies, measure_loudness
 from trackgrade.engine.loudness.truepeak import (SILENCE_DBTP, TruePeakStream, amplitude_db,
-                                                 kaiser_lowpass, sample_peak_dbfs,
-                                                 true_peak_amplitude, true_peak_dbtp)
+                                                 sample_peak_dbfs, true_peak_amplitude,
+                                                 true_peak_dbtp)
 
 __all__ = ["ABSOLUTE_GATE_LUFS", "CURVE_HOP_S", "HopEnergies", "TruePeakStream", "amplitude_db",
            "true_peak_amplitude", "LRA_RELATIVE_GATE_LU", "MOMENTARY_S",
            "RELATIVE_GATE_LU", "SHORT_TERM_S", "SILENCE_DBTP", "SILENCE_LUFS",
            "channel_weights", "first_order_recursion", "hop_energies", "integrated_from_energies",
-           "integrated_loudness", "k_weighting_sos", "kaiser_lowpass", "loudness_from_energies",
+           "integrated_loudness", "k_weighting_sos", "loudness_from_energies",
            "loudness_range", "lra_from_energies", "measure_loudness", "momentary_loudness",
            "sample_peak_dbfs", "short_term_loudness", "single_thread_blas", "true_peak_dbtp",
            "window_power"]

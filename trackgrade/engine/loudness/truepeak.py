@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from trackgrade.engine.fir import kaiser_lowpass
 from trackgrade.engine.loudness.arrays import as_2d, single_thread_blas
 
 SILENCE_DBTP = -120.0         # true/sample peak reported for digital silence
@@ -31,14 +32,6 @@ SILENCE_DBTP = -120.0         # true/sample peak reported for digital silence
 _TP_TAPS = 193                # 48 taps per phase (BS.1770 Annex 2 uses 12; longer = flatter)
 _TP_BLOCK = 32                # frames per candidate block
 _TP_FILTER = None
-
-
-def kaiser_lowpass(taps: int, cutoff: float, beta: float) -> np.ndarray:
-    """Windowed-sinc low-pass FIR, `cutoff` relative to Nyquist, Kaiser window,
-    unit gain at DC: scipy.signal.firwin(taps, cutoff, window=("kaiser", beta))."""
-    m = np.arange(taps) - (taps - 1) / 2.0
-    h = cutoff * np.sinc(cutoff * m) * np.kaiser(taps, beta)
-    return h / h.sum()
 
 
 def _tp_phases() -> np.ndarray:
