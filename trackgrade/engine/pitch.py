@@ -1,0 +1,93 @@
+"""Whether audio has pitch: what tells notes from drums in the long spectrum.
+
+Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
+
+* `comb_lines` and `second_note_power` clean the partials `pitched_share`
+  counts. A drum loop repeats its kick every beat, and the kick's pitch sweep
+  (~170 Hz down to its 45-60 Hz ring) then shows in a 1.5 s frame as a comb of
+  lines the beat rate apart, some of which stand above their neighbours like a
+  note's partial. Such lines come in pairs of equal strength a few Hz apart in
+  one frame (`comb_lines`, below COMB_TOP_HZ, where the sweep lies), and
+  what is left of a drum loop is one ring (the kick's, a snare's body) in a
+  few frames: one note. Notes have a second one (`second_note_power`).
+* `note_rise_db`: a bass line under drums moves between notes, a drum loop
+  repeats. Per frame and semitone of the bass register (C1-B3 fundamentals on
+  the tuned grid), the power smoothed over +-3 Hz (`bass.smoothed_at`, so a
+  short note is one bump) is compared with the clip's median frame, less the
+  frame's overall change (a louder bar, a fill) and less the change a quarter
+  tone off on either side: a note that comes and goes rises at its semitone
+  only. A semitone's rise is its mean over the RISE_TOP_SHARE of frames where
+  it rises most (the largest one in a clip under 20 frames; a noise's largest
+  grows with the number of frames, this mean does not). The score is the rise
+  of the second-best semitone (a bass line has
+  several notes; one ring that comes and goes, a snare in a half-time bar, is
+  one). Drums repeat and score low; noise scores its fluctuation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trackgrade.engine.bass import smoothed_at
+from trackgrade.engine.frames import Spectrogram
+
+COMB_TOP_HZ = 200.0            # comb lines are looked for below this (a kick's sweep)
+COMB_SPACING_HZ = (1.5, 12.0)  # ... a partial with another this far away in its frame
+COMB_EQUAL_DB = 2.0            # ... within this much of its power is a comb line
+COMB_NEIGHBOURS = 3            # partials compared on each side (in frequency order)
+RISE_MIDI = (24, 72)           # semitones whose change makes a frame's overall change
+RISE_NOTES = (24, 60)          # ... and the fundamentals scored: C1-B3
+MIN_RISE_FRAMES = 3            # fewer whole frames than this: no rise is measured
+RISE_TOP_SHARE = 0.1           # a note's rise: its mean over this share of the frames where it
+                               # rises most (at least one), so noise's does not grow with length
+
+
+def comb_lines(frame: np.ndarray, freq: np.ndarray, power: np.ndarray) -> np.ndarray:
+    """(n,) bool: partials under COMB_TOP_HZ with another partial of the same
+    frame COMB_SPACING_HZ away whose power is within COMB_EQUAL_DB of theirs:
+    the lines a rhythm's repetition draws, not a note's partials."""
+    out = np.zeros(freq.size, dtype=bool)
+    if freq.size < 2:
+        return out
+    order = np.lexsort((freq, frame))
+    fr, f, db = frame[order], freq[order], 10.0 * np.log10(np.maximum(power[order], 1e-30))
+    lo, hi = COMB_SPACING_HZ
+    for shift in range(1, COMB_NEIGHBOURS + 1):
+        a, b = slice(0, -shift), slice(shift, None)
+        gap = f[b] - f[a]
+        pair = ((fr[a] == fr[b]) & (gap > lo) & (gap < hi)
+                & (np.abs(db[a] - db[b]) < COMB_EQUAL_DB))
+        hit = np.zeros(f.size, dtype=bool)
+        hit[:-shift] |= pair
+        hit[shift:] |= pair
+        out[order[hit]] = True
+    return out & (freq < COMB_TOP_HZ)
+
+
+def second_note_power(freq: np.ndarray, power: np.ndarray) -> float:
+    """Power of the second-strongest note among partials (their power summed
+    per equal-tempered semitone over all frames); 0 for fewer than two notes."""
+    if freq.size == 0:
+        return 0.0
+    semis = np.rint(12.0 * np.log2(freq / 440.0)).astype(np.intp)
+    per_note = np.bincount(semis - semis.min(), weights=power)
+    return float(np.sort(per_note)[-2]) if per_note.size > 1 else 0.0
+
+
+def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
+    """Rise in dB of the second-best semitone of the bass register over the
+    clip's median frame (see the module's docstring); 0 under MIN_RISE_FRAMES
+    whole frames."""
+    whole = spec.whole_frames()
+    if whole.power.shape[0] < MIN_RISE_FRAMES:
+        return 0.0
+    midi = np.arange(RISE_MIDI[0] - 0.5, RISE_MIDI[1] + 0.5, 0.5) + tuning_cents / 100.0
+    power = smoothed_at(whole, 440.0 * 2.0 ** ((midi - 69) / 12)).astype(np.float64) + 1e-30
+    rise = 10.0 * np.log10(power / np.median(power, axis=0))
+    rise -= np.median(rise, axis=1, keepdims=True)
+    semitone = rise[:, 1:-1:2]
+    quarter = np.maximum(rise[:, 0:-2:2], rise[:, 2::2])
+    cells = (semitone - quarter)[:, :RISE_NOTES[1] - RISE_NOTES[0]]
+    top = max(1, int(RISE_TOP_SHARE * cells.shape[0]))
+    notes = np.partition(cells, cells.shape[0] - top, axis=0)[-top:].mean(axis=0)
+    return float(np.sort(notes)[-2])
