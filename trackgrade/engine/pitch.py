@@ -19,9 +19,11 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   only. A semitone's rise is its mean over the RISE_TOP_SHARE of frames where
   it rises most (the largest one in a clip under 20 frames; a noise's largest
   grows with the number of frames, this mean does not). The score is the rise
-  of the second-best semitone (a bass line has
-  several notes; one ring that comes and goes, a snare in a half-time bar, is
-  one). Drums repeat and score low; noise scores its fluctuation.
+  of the second-best semitone (a bass line has several notes; one ring that
+  comes and goes, a snare in a half-time bar, is one) above the upper
+  quartile of all semitones' rises: noise rises at every semitone alike, so
+  its score is the spread of its fluctuation, not its size. Drums repeat and
+  score low.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ RISE_NOTES = (24, 60)          # ... and the fundamentals scored: C1-B3
 MIN_RISE_FRAMES = 3            # fewer whole frames than this: no rise is measured
 RISE_TOP_SHARE = 0.1           # a note's rise: its mean over this share of the frames where it
                                # rises most (at least one), so noise's does not grow with length
+RISE_FLOOR_PERCENTILE = 75     # the rise is measured above this percentile of the semitones'
 
 
 def comb_lines(frame: np.ndarray, freq: np.ndarray, power: np.ndarray) -> np.ndarray:
@@ -76,8 +79,8 @@ def second_note_power(freq: np.ndarray, power: np.ndarray) -> float:
 
 def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
     """Rise in dB of the second-best semitone of the bass register over the
-    clip's median frame (see the module's docstring); 0 under MIN_RISE_FRAMES
-    whole frames."""
+    clip's median frame, above the RISE_FLOOR_PERCENTILE of all semitones'
+    (see the module's docstring); 0 under MIN_RISE_FRAMES whole frames."""
     whole = spec.whole_frames()
     if whole.power.shape[0] < MIN_RISE_FRAMES:
         return 0.0
@@ -90,4 +93,4 @@ def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
     cells = (semitone - quarter)[:, :RISE_NOTES[1] - RISE_NOTES[0]]
     top = max(1, int(RISE_TOP_SHARE * cells.shape[0]))
     notes = np.partition(cells, cells.shape[0] - top, axis=0)[-top:].mean(axis=0)
-    return float(np.sort(notes)[-2])
+    return float(np.sort(notes)[-2] - np.percentile(notes, RISE_FLOOR_PERCENTILE))
