@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.parts import render_part
-from trackgrade.engine.frames import long_spectrum
+from trackgrade.engine.frames import Spectrogram, long_spectrum
 from trackgrade.engine.pitch import COMB_TOP_HZ, comb_lines, note_rise_db, second_note_power
 from trackgrade.engine.tonal import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, chroma_frames,
                                      measure_tonality, sustained_low_share)
@@ -15,21 +15,42 @@ from trackgrade.engine.tonal import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, chroma
 SR = 44100
 
 
+def _smooth_spectrum(bump_hz: float | None = None, frames: int = 8) -> Spectrogram:
+    """A spectrogram without notes (flat power), or with a note's bump at bump_hz."""
+    n_fft = 65536
+    freqs = np.arange(n_fft // 2 + 1) * SR / n_fft
+    power = np.ones((frames, freqs.size), dtype=np.float32)
+    if bump_hz is not None:
+        power += (20.0 * np.exp(-0.5 * ((freqs - bump_hz) / 2.0) ** 2)).astype(np.float32)
+    return Spectrogram(power=power, freqs=freqs, hop_s=n_fft / 2 / SR, n_fft=n_fft,
+                       sample_rate=SR)
+
+
 def test_equal_lines_a_few_hz_apart_in_one_frame_are_a_comb():
     # the kick's sweep repeated every beat at 140 BPM: lines 4.67 Hz apart, equal
     frame = np.array([6, 6, 6, 2, 3, 4, 4])
     freq = np.array([105.0, 109.7, 114.3, 130.8, 130.8, 150.0, 154.7])
     power = np.array([4.5, 4.3, 4.0, 3.0, 3.0, 4.0, 1.0])
-    assert comb_lines(frame, freq, power).tolist() == [True, True, True,
-                                                       False,     # one line a frame
-                                                       False,     # same line, other frame
-                                                       False, False]   # 6 dB apart
+    assert comb_lines(_smooth_spectrum(), frame, freq, power)[0].tolist() == [
+        True, True, True,
+        False,            # one line a frame
+        False,            # the same line in another frame
+        False, False]     # 6 dB apart
+
+
+def test_a_pair_around_a_note_is_the_note_repeated():
+    # a C3 repeated every eighth at 174 BPM: lines 2.9 Hz either side of it
+    frame, freq, power = np.array([5, 5]), np.array([127.9, 133.7]), np.array([6.6, 10.3])
+    assert comb_lines(_smooth_spectrum(), frame, freq, power)[0].all()
+    comb, moved = comb_lines(_smooth_spectrum(bump_hz=130.8), frame, freq, power)
+    assert not comb.any()
+    assert moved == pytest.approx([130.8, 130.8])      # counted at the note, on the grid
 
 
 def test_comb_lines_are_looked_for_only_under_the_kicks_sweep():
     # above it, partials of a chord's notes and detuned unisons lie a few Hz apart
     freq = np.array([COMB_TOP_HZ + 300.0, COMB_TOP_HZ + 304.0])
-    assert not comb_lines(np.zeros(2, int), freq, np.ones(2)).any()
+    assert not comb_lines(_smooth_spectrum(), np.zeros(2, int), freq, np.ones(2))[0].any()
 
 
 def test_one_ring_in_many_frames_is_one_note():

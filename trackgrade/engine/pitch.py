@@ -7,7 +7,9 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   (~170 Hz down to its 45-60 Hz ring) then shows in a 1.5 s frame as a comb of
   lines the beat rate apart, some of which stand above their neighbours like a
   note's partial. Such lines come in pairs of equal strength a few Hz apart in
-  one frame (`comb_lines`, below COMB_TOP_HZ, where the sweep lies), and
+  one frame (`comb_lines`, below COMB_TOP_HZ, where the sweep lies; a bass
+  note repeated every eighth draws such a pair too, around its pitch, where
+  the smoothed spectrum has a bump and the sweep's has none), and
   what is left of a drum loop is one ring (the kick's, a snare's body) in a
   few frames: one note. Notes have a second one (`second_note_power`).
 * `note_rise_db`: a bass line under drums moves between notes, a drum loop
@@ -37,6 +39,8 @@ COMB_TOP_HZ = 200.0            # comb lines are looked for below this (a kick's 
 COMB_SPACING_HZ = (1.5, 12.0)  # ... a partial with another this far away in its frame
 COMB_EQUAL_DB = 2.0            # ... within this much of its power is a comb line
 COMB_NEIGHBOURS = 3            # partials compared on each side (in frequency order)
+COMB_NOTE_DB = 3.0             # a pair whose midpoint stands this far above the semitones
+                               # on either side (smoothed power) straddles a repeated note
 RISE_MIDI = (24, 72)           # semitones whose change makes a frame's overall change
 RISE_NOTES = (24, 60)          # ... and the fundamentals scored: C1-B3
 MIN_RISE_FRAMES = 3            # fewer whole frames than this: no rise is measured
@@ -45,26 +49,43 @@ RISE_TOP_SHARE = 0.1           # a note's rise: its mean over this share of the 
 RISE_FLOOR_PERCENTILE = 75     # the rise is measured above this percentile of the semitones'
 
 
-def comb_lines(frame: np.ndarray, freq: np.ndarray, power: np.ndarray) -> np.ndarray:
+def comb_lines(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
+               power: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(n,) bool: partials under COMB_TOP_HZ with another partial of the same
-    frame COMB_SPACING_HZ away whose power is within COMB_EQUAL_DB of theirs:
-    the lines a rhythm's repetition draws, not a note's partials."""
+    frame COMB_SPACING_HZ away whose power is within COMB_EQUAL_DB of theirs
+    (the lines a rhythm's repetition draws), unless the pair straddles a note:
+    the power smoothed over +-3 Hz at its midpoint stands COMB_NOTE_DB above
+    the smoothed power a semitone away on both sides. A note repeated every
+    eighth draws such a pair around its pitch, off the semitone grid by the
+    repetition rate; a kick's sweep has no pitch. Also (n,) the partials'
+    frequencies with each such pair moved to its note (the midpoint)."""
     out = np.zeros(freq.size, dtype=bool)
     if freq.size < 2:
-        return out
+        return out, freq
     order = np.lexsort((freq, frame))
     fr, f, db = frame[order], freq[order], 10.0 * np.log10(np.maximum(power[order], 1e-30))
     lo, hi = COMB_SPACING_HZ
+    firsts, seconds = [], []
     for shift in range(1, COMB_NEIGHBOURS + 1):
-        a, b = slice(0, -shift), slice(shift, None)
-        gap = f[b] - f[a]
-        pair = ((fr[a] == fr[b]) & (gap > lo) & (gap < hi)
-                & (np.abs(db[a] - db[b]) < COMB_EQUAL_DB))
-        hit = np.zeros(f.size, dtype=bool)
-        hit[:-shift] |= pair
-        hit[shift:] |= pair
-        out[order[hit]] = True
-    return out & (freq < COMB_TOP_HZ)
+        gap = f[shift:] - f[:-shift]
+        pair = np.flatnonzero((fr[:-shift] == fr[shift:]) & (gap > lo) & (gap < hi)
+                              & (np.abs(db[:-shift] - db[shift:]) < COMB_EQUAL_DB)
+                              & (f[shift:] < COMB_TOP_HZ))
+        firsts.append(pair)
+        seconds.append(pair + shift)
+    a, b = np.concatenate(firsts), np.concatenate(seconds)
+    if a.size == 0:
+        return out, freq
+    mid = 0.5 * (f[a] + f[b])
+    around = smoothed_at(spec, mid[:, None] * 2.0 ** (np.array([-1.0, 0.0, 1.0]) / 12.0))
+    around = around[fr[a], np.arange(a.size)]
+    note = around[:, 1] > 10 ** (COMB_NOTE_DB / 10) * np.maximum(around[:, 0], around[:, 2])
+    out[order[a[~note]]] = True
+    out[order[b[~note]]] = True
+    moved = freq.copy()
+    moved[order[a[note]]] = mid[note]
+    moved[order[b[note]]] = mid[note]
+    return out, moved
 
 
 def second_note_power(freq: np.ndarray, power: np.ndarray) -> float:

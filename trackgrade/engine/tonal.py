@@ -143,7 +143,8 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
     whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
     noise and the comb a drum loop repeats at the beat rate stay under it.
-    Lines of that comb that still stand (`pitch.comb_lines`) are dropped; the
+    Lines of that comb that still stand (`pitch.comb_lines`) are dropped, a
+    pair around a repeated note counts at the note; the
     rest count when they hold two notes (the second's power at least
     SECOND_NOTE_SHARE of the share's threshold: what is left of a drum loop is
     one ring) and at least MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
@@ -164,9 +165,8 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
                                                               np.clip(k[todo] + offsets[-1], 0, last)]]
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
-    freq, power = freq[upper][stands], power[stands]
-    notes = ~comb_lines(frame[stands], freq, power)
-    freq, power = freq[notes], power[notes]
+    comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
+    freq, power = freq[~comb], power[stands][~comb]
     if second_note_power(freq, power) < SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total:
         return 0.0
     return _share_of_notes(freq, power, total)
