@@ -16,9 +16,10 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   repeats. Per frame and semitone of the bass register (C1-B3 fundamentals on
   the tuned grid), the power smoothed over +-3 Hz (`bass.smoothed_at`, so a
   short note is one bump) is compared with the clip's median frame, less the
-  frame's overall change (a louder bar, a fill) and less the change a quarter
-  tone off on either side: a note that comes and goes rises at its semitone
-  only. A semitone's rise is its mean over the RISE_TOP_SHARE of frames where
+  frame's overall change (a louder bar, a fill) and less the change beside
+  it on either side (a quarter tone off, and at least the smoothing's +-3 Hz,
+  which spans two semitones at 40 Hz): a note that comes and goes rises at
+  its semitone only. A semitone's rise is its mean over the RISE_TOP_SHARE of frames where
   it rises most (the largest one in a clip under 20 frames; a noise's largest
   grows with the number of frames, this mean does not). The score is the rise
   of the second-best semitone (a bass line has several notes; one ring that
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trackgrade.engine.bass import smoothed_at
+from trackgrade.engine.bass import SMOOTH_HZ, smoothed_at
 from trackgrade.engine.frames import Spectrogram
 
 COMB_TOP_HZ = 200.0            # comb lines are looked for below this (a kick's sweep)
@@ -105,13 +106,15 @@ def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
     whole = spec.whole_frames()
     if whole.power.shape[0] < MIN_RISE_FRAMES:
         return 0.0
-    midi = np.arange(RISE_MIDI[0] - 0.5, RISE_MIDI[1] + 0.5, 0.5) + tuning_cents / 100.0
-    power = smoothed_at(whole, 440.0 * 2.0 ** ((midi - 69) / 12)).astype(np.float64) + 1e-30
+    midi = np.arange(*RISE_MIDI) + tuning_cents / 100.0
+    note = 440.0 * 2.0 ** ((midi - 69) / 12)
+    quarter = 2.0 ** (0.5 / 12)
+    beside = np.stack([np.minimum(note / quarter, note - SMOOTH_HZ), note,
+                       np.maximum(note * quarter, note + SMOOTH_HZ)], axis=1)
+    power = smoothed_at(whole, beside).astype(np.float64) + 1e-30       # (frames, notes, 3)
     rise = 10.0 * np.log10(power / np.median(power, axis=0))
-    rise -= np.median(rise, axis=1, keepdims=True)
-    semitone = rise[:, 1:-1:2]
-    quarter = np.maximum(rise[:, 0:-2:2], rise[:, 2::2])
-    cells = (semitone - quarter)[:, :RISE_NOTES[1] - RISE_NOTES[0]]
+    rise -= np.median(rise[:, :, 1], axis=1)[:, None, None]
+    cells = (rise[:, :, 1] - np.maximum(rise[:, :, 0], rise[:, :, 2]))[:, :RISE_NOTES[1] - RISE_NOTES[0]]
     top = max(1, int(RISE_TOP_SHARE * cells.shape[0]))
     notes = np.partition(cells, cells.shape[0] - top, axis=0)[-top:].mean(axis=0)
     return float(np.sort(notes)[-2] - np.percentile(notes, RISE_FLOOR_PERCENTILE))
