@@ -57,9 +57,9 @@ def test_one_ring_in_many_frames_is_one_note():
     # a snare's body at 185 Hz in three frames, a few faint hat lines
     ring = second_note_power(np.array([185.5, 185.5, 185.6, 3182.8]),
                              np.array([3.0, 3.0, 2.0, 0.02]))
-    assert ring == pytest.approx(0.02)
-    assert ring < 0.1 * MIN_PITCHED_SHARE * 1000
-    chord = second_note_power(np.array([261.6, 329.6, 392.0, 523.3]), np.array([4.0, 3.0, 2.0, 1.0]))
+    assert ring == pytest.approx(0.02)                 # the hat line, not the ring again
+    chord = second_note_power(np.array([261.6, 329.6, 392.0, 523.3]),
+                              np.array([4.0, 3.0, 2.0, 1.0]))
     assert chord == pytest.approx(3.0)
     assert second_note_power(np.array([440.0]), np.array([1.0])) == 0.0
 
@@ -73,7 +73,8 @@ def test_a_bass_line_rises_where_a_drum_loop_repeats():
     # the two sub bass lines under drums that got no key on the fit seeds, and drum loops
     # alone: only the bass's notes come and go between frames
     for seed, pc, scale in ((0, 5, "major"), (1, 2, "minor")):
-        assert _rise(render_part("bass", pc, scale, seed=seed, sr=SR, drums=True)) >= MIN_NOTE_RISE_DB
+        x = render_part("bass", pc, scale, seed=seed, sr=SR, drums=True)
+        assert _rise(x) >= MIN_NOTE_RISE_DB
     for seed in range(4):
         x = render_part("drums", 0, "minor", seed=seed, sr=SR, bpm=(128, 174, 95, 140)[seed])
         assert _rise(x) < 0.5 * MIN_NOTE_RISE_DB

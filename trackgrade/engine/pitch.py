@@ -19,9 +19,10 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   frame's overall change (a louder bar, a fill) and less the change beside
   it on either side (a quarter tone off, and at least the smoothing's +-3 Hz,
   which spans two semitones at 40 Hz): a note that comes and goes rises at
-  its semitone only. A semitone's rise is its mean over the RISE_TOP_SHARE of frames where
-  it rises most (the largest one in a clip under 20 frames; a noise's largest
-  grows with the number of frames, this mean does not). The score is the rise
+  its semitone only. A semitone's rise is its mean over the RISE_TOP_SHARE of
+  frames where it rises most (the largest one in a clip under 20 frames; a
+  noise's largest grows with the number of frames, this mean does not). The
+  score is the rise
   of the second-best semitone (a bass line has several notes; one ring that
   comes and goes, a snare in a half-time bar, is one) above the upper
   quartile of all semitones' rises: noise rises at every semitone alike, so
@@ -114,7 +115,8 @@ def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
     power = smoothed_at(whole, beside).astype(np.float64) + 1e-30       # (frames, notes, 3)
     rise = 10.0 * np.log10(power / np.median(power, axis=0))
     rise -= np.median(rise[:, :, 1], axis=1)[:, None, None]
-    cells = (rise[:, :, 1] - np.maximum(rise[:, :, 0], rise[:, :, 2]))[:, :RISE_NOTES[1] - RISE_NOTES[0]]
+    cells = rise[:, :, 1] - np.maximum(rise[:, :, 0], rise[:, :, 2])
+    cells = cells[:, :RISE_NOTES[1] - RISE_NOTES[0]]                    # (frames, C1..B3)
     top = max(1, int(RISE_TOP_SHARE * cells.shape[0]))
     notes = np.partition(cells, cells.shape[0] - top, axis=0)[-top:].mean(axis=0)
     return float(np.sort(notes)[-2] - np.percentile(notes, RISE_FLOOR_PERCENTILE))
