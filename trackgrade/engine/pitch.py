@@ -62,17 +62,17 @@ def comb_lines(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     repetition rate; a kick's sweep has no pitch. Also (n,) the partials'
     frequencies with each such pair moved to its note (the midpoint)."""
     out = np.zeros(freq.size, dtype=bool)
-    if freq.size < 2:
+    low = np.flatnonzero(freq < COMB_TOP_HZ)
+    if low.size < 2:
         return out, freq
-    order = np.lexsort((freq, frame))
+    order = low[np.lexsort((freq[low], frame[low]))]
     fr, f, db = frame[order], freq[order], 10.0 * np.log10(np.maximum(power[order], 1e-30))
     lo, hi = COMB_SPACING_HZ
     firsts, seconds = [], []
-    for shift in range(1, COMB_NEIGHBOURS + 1):
+    for shift in range(1, min(COMB_NEIGHBOURS, f.size - 1) + 1):
         gap = f[shift:] - f[:-shift]
         pair = np.flatnonzero((fr[:-shift] == fr[shift:]) & (gap > lo) & (gap < hi)
-                              & (np.abs(db[:-shift] - db[shift:]) < COMB_EQUAL_DB)
-                              & (f[shift:] < COMB_TOP_HZ))
+                              & (np.abs(db[:-shift] - db[shift:]) < COMB_EQUAL_DB))
         firsts.append(pair)
         seconds.append(pair + shift)
     a, b = np.concatenate(firsts), np.concatenate(seconds)
