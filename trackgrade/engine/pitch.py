@@ -9,25 +9,25 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   note's partial. Such lines come in pairs of equal strength a few Hz apart in
   one frame (`comb_lines`, below COMB_TOP_HZ, where the sweep lies; a bass
   note repeated every eighth draws such a pair too, around its pitch, where
-  the smoothed spectrum has a bump and the sweep's has none), and
-  what is left of a drum loop is one ring (the kick's, a snare's body) in a
-  few frames: one note. Notes have a second one (`second_note_power`).
+  the smoothed spectrum has a bump and the sweep's has none), and what is
+  left of a drum loop is one ring (the kick's, a snare's body) in a few
+  frames: one note. Notes have a second one (`second_note_power`).
 * `note_rise_db`: a bass line under drums moves between notes, a drum loop
   repeats. Per frame and semitone of the bass register (C1-B3 fundamentals on
   the tuned grid), the power smoothed over +-3 Hz (`bass.smoothed_at`, so a
   short note is one bump) is compared with the clip's median frame, less the
-  frame's overall change (a louder bar, a fill) and less the change beside
-  it on either side (a quarter tone off, and at least the smoothing's +-3 Hz,
+  frame's overall change (a louder bar, a fill) and less the change beside it
+  on either side (a quarter tone off, and at least the smoothing's +-3 Hz,
   which spans two semitones at 40 Hz): a note that comes and goes rises at
   its semitone only. A semitone's rise is its mean over the RISE_TOP_SHARE of
   frames where it rises most (the largest one in a clip under 20 frames; a
   noise's largest grows with the number of frames, this mean does not). The
-  score is the rise
-  of the second-best semitone (a bass line has several notes; one ring that
-  comes and goes, a snare in a half-time bar, is one) above the upper
-  quartile of all semitones' rises: noise rises at every semitone alike, so
-  its score is the spread of its fluctuation, not its size. Drums repeat and
-  score low.
+  score is the rise of the second-best semitone (a bass line has several
+  notes; one ring that comes and goes, a snare in a half-time bar, is one)
+  above the upper quartile of all semitones' rises: noise rises at every
+  semitone alike, so its score is the spread of its fluctuation, not its
+  size. Drums repeat and score low. A root the bass holds in most frames does
+  not rise: a bass line that never moves is left to the other rules.
 """
 
 from __future__ import annotations

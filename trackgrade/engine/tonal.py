@@ -25,8 +25,9 @@ one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
 wobble's fundamental), or sustained prominent peaks with a chroma that fits a
 key (the earlier rule), or notes of the bass register that come and go
 between frames where drums repeat (`pitch.note_rise_db`: a bass line under
-drums). A single held note keeps its note as tonic, with a
-confidence scaled down by the chroma's spread.
+drums). Partials of a drum loop's comb and a lone ring are not notes
+(`pitch.comb_lines`, `pitch.second_note_power`). A single held note keeps its
+note as tonic, with a confidence scaled down by the chroma's spread.
 """
 
 from __future__ import annotations
