@@ -7,10 +7,10 @@ thresholds were chosen on seeds 0-1 and on the atonal clips), the real clips
 of ../shared/truth/real with a `key_truth`, and the atonal inputs (drum
 loops, real drum recordings, noise, silence) scored as the share given no
 key. "before <rev>" is trackgrade/engine/tonal.py (with the engine/bass.py
-of that revision, when it had one) at each given git revision, run on the
-same long spectrum. MIREX weighted score (1 same, 0.5 fifth, 0.3
-relative, 0.2 parallel; tonic-only truths score the tonic) and counts of
-null keys and of right tonics.
+and engine/pitch.py of that revision, when it had them) at each given git
+revision, run on the same long spectrum. MIREX weighted score (1 same, 0.5
+fifth, 0.3 relative, 0.2 parallel; tonic-only truths score the tonic) and
+counts of null keys and of right tonics.
 """
 
 from __future__ import annotations
@@ -55,16 +55,22 @@ def _module_at(rev: str, path: str, name: str):
 
 def tonal_at(rev: str):
     """trackgrade/engine/tonal.py as of git revision `rev`, as a module, with
-    the engine/bass.py of that revision when it had one."""
-    bass = _module_at(rev, "trackgrade/engine/bass.py", f"bass_{rev}")
-    saved = sys.modules.get("trackgrade.engine.bass")
-    if bass is not None:
-        sys.modules["trackgrade.engine.bass"] = bass
+    the engine/bass.py and engine/pitch.py of that revision when it had them."""
+    saved = {}
     try:
+        for name in ("bass", "pitch"):              # pitch imports bass: in this order
+            module = _module_at(rev, f"trackgrade/engine/{name}.py", f"{name}_{rev}")
+            if module is not None:
+                key = f"trackgrade.engine.{name}"
+                saved[key] = sys.modules.get(key)
+                sys.modules[key] = module
         return _module_at(rev, "trackgrade/engine/tonal.py", f"tonal_{rev}")
     finally:
-        if saved is not None:
-            sys.modules["trackgrade.engine.bass"] = saved
+        for key, module in saved.items():
+            if module is None:
+                sys.modules.pop(key, None)
+            else:
+                sys.modules[key] = module
 
 
 def librosa_key(x: np.ndarray, sr: int):

@@ -42,7 +42,7 @@ def _kernel(n_fft: int, sample_rate: int) -> np.ndarray:
     return (w / w.sum()).astype(np.float32)
 
 
-def _smoothed_at(spec: Spectrogram, freq_hz: np.ndarray) -> np.ndarray:
+def smoothed_at(spec: Spectrogram, freq_hz: np.ndarray) -> np.ndarray:
     """(frames, *freq_hz.shape) power smoothed over +-SMOOTH_HZ (Hann),
     read at `freq_hz` by linear interpolation. Smoothing and interpolation
     are one set of weights on the bins around each point (they commute), so
@@ -73,7 +73,7 @@ def root_salience(spec: Spectrogram, tuning_cents: float = 0.0) -> tuple[np.ndar
     top = 0.45 * spec.sample_rate
     half_way = np.arange(0.5, HARMONICS + 1)                                 # (h -+ 0.5), H+1 points
     freq = np.minimum(f0[:, None] * np.concatenate([h, half_way])[None, :], top)
-    both = _smoothed_at(spec, freq)                                          # (frames, cands, 2H+1)
+    both = smoothed_at(spec, freq)                                           # (frames, cands, 2H+1)
     on, between = both[:, :, :HARMONICS], both[:, :, HARMONICS:]
     mid = np.minimum(between[:, :, :-1], between[:, :, 1:])                  # lesser side, (.., H)
     contrast = ((on - mid) * weight).sum(axis=2)

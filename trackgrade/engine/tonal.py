@@ -23,8 +23,11 @@ trains. Pitch is any of: partials of notes (`pitched_share`: peaks that stand
 above the bins 6-16 away, so a 0.15 s stab or a plucked bass note counts, on
 one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
 wobble's fundamental), or sustained prominent peaks with a chroma that fits a
-key (the earlier rule). A single held note keeps its note as tonic, with a
-confidence scaled down by the chroma's spread.
+key (the earlier rule), or notes of the bass register that come and go
+between frames where drums repeat (`pitch.note_rise_db`: a bass line under
+drums). Partials of a drum loop's comb and a lone ring are not notes
+(`pitch.comb_lines`, `pitch.second_note_power`). A single held note keeps its
+note as tonic, with a confidence scaled down by the chroma's spread.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import numpy as np
 from trackgrade.engine.bass import root_salience
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
+from trackgrade.engine.pitch import comb_lines, note_rise_db, second_note_power
 from trackgrade.keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -67,6 +71,8 @@ PITCHED_FACTOR = 8.0
 MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
 MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
 MIN_COHERENCE = 0.2           # ... lying on one tuning grid (_share_of_notes)
+SECOND_NOTE_SHARE = 0.1       # ... the second note's power at least this times MIN_PITCHED_SHARE
+MIN_NOTE_RISE_DB = 5.0        # a bass-register note coming and going this much (note_rise_db)
 LOW_MIN_HZ = 25.0
 LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins away (3-12 Hz)
 LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
@@ -138,7 +144,11 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
     whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
     noise and the comb a drum loop repeats at the beat rate stay under it.
-    Fewer than MIN_PITCHED_PEAKS such partials in the whole clip count as none."""
+    Lines of that comb that still stand (`pitch.comb_lines`) are dropped, a
+    pair around a repeated note counts at the note; the
+    rest count when they hold two notes (the second's power at least
+    SECOND_NOTE_SHARE of the share's threshold: what is left of a drum loop is
+    one ring) and at least MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
     lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
     lo = max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate)))
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
@@ -156,7 +166,11 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
                                                               np.clip(k[todo] + offsets[-1], 0, last)]]
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
-    return _share_of_notes(freq[upper][stands], power[stands], total)
+    comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
+    freq, power = freq[~comb], power[stands][~comb]
+    if second_note_power(freq, power) < SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total:
+        return 0.0
+    return _share_of_notes(freq, power, total)
 
 
 def sustained_low_share(spec: Spectrogram) -> float:
@@ -374,7 +388,8 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     best = float(corr[best_index])
     has_pitch = (pitched >= MIN_PITCHED_SHARE
                  or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
-                 or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION)
+                 or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION
+                 or note_rise_db(spec, tuning_cents) >= MIN_NOTE_RISE_DB)
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
     margin = best - runner_up

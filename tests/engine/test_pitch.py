@@ -1,0 +1,105 @@
+"""What tells notes from drums (trackgrade/engine/pitch.py): a rhythm's comb
+lines, one ring, and notes of the bass register that come and go."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.parts import render_part
+from trackgrade.engine.frames import Spectrogram, long_spectrum
+from trackgrade.engine.pitch import COMB_TOP_HZ, comb_lines, note_rise_db, second_note_power
+from trackgrade.engine.tonal import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, chroma_frames,
+                                     measure_tonality, sustained_low_share)
+
+SR = 44100
+
+
+def _smooth_spectrum(bump_hz: float | None = None, frames: int = 8) -> Spectrogram:
+    """A spectrogram without notes (flat power), or with a note's bump at bump_hz."""
+    n_fft = 65536
+    freqs = np.arange(n_fft // 2 + 1) * SR / n_fft
+    power = np.ones((frames, freqs.size), dtype=np.float32)
+    if bump_hz is not None:
+        power += (20.0 * np.exp(-0.5 * ((freqs - bump_hz) / 2.0) ** 2)).astype(np.float32)
+    return Spectrogram(power=power, freqs=freqs, hop_s=n_fft / 2 / SR, n_fft=n_fft,
+                       sample_rate=SR)
+
+
+def test_equal_lines_a_few_hz_apart_in_one_frame_are_a_comb():
+    # the kick's sweep repeated every beat at 140 BPM: lines 4.67 Hz apart, equal
+    frame = np.array([6, 6, 6, 2, 3, 4, 4])
+    freq = np.array([105.0, 109.7, 114.3, 130.8, 130.8, 150.0, 154.7])
+    power = np.array([4.5, 4.3, 4.0, 3.0, 3.0, 4.0, 1.0])
+    assert comb_lines(_smooth_spectrum(), frame, freq, power)[0].tolist() == [
+        True, True, True,
+        False,            # one line a frame
+        False,            # the same line in another frame
+        False, False]     # 6 dB apart
+
+
+def test_a_pair_around_a_note_is_the_note_repeated():
+    # a C3 repeated every eighth at 174 BPM: lines 2.9 Hz either side of it
+    frame, freq, power = np.array([5, 5]), np.array([127.9, 133.7]), np.array([6.6, 10.3])
+    assert comb_lines(_smooth_spectrum(), frame, freq, power)[0].all()
+    comb, moved = comb_lines(_smooth_spectrum(bump_hz=130.8), frame, freq, power)
+    assert not comb.any()
+    assert moved == pytest.approx([130.8, 130.8])      # counted at the note, on the grid
+
+
+def test_comb_lines_are_looked_for_only_under_the_kicks_sweep():
+    # above it, partials of a chord's notes and detuned unisons lie a few Hz apart
+    freq = np.array([COMB_TOP_HZ + 300.0, COMB_TOP_HZ + 304.0])
+    assert not comb_lines(_smooth_spectrum(), np.zeros(2, int), freq, np.ones(2))[0].any()
+
+
+def test_one_ring_in_many_frames_is_one_note():
+    # a snare's body at 185 Hz in three frames, a few faint hat lines
+    ring = second_note_power(np.array([185.5, 185.5, 185.6, 3182.8]),
+                             np.array([3.0, 3.0, 2.0, 0.02]))
+    assert ring == pytest.approx(0.02)                 # the hat line, not the ring again
+    chord = second_note_power(np.array([261.6, 329.6, 392.0, 523.3]),
+                              np.array([4.0, 3.0, 2.0, 1.0]))
+    assert chord == pytest.approx(3.0)
+    assert second_note_power(np.array([440.0]), np.array([1.0])) == 0.0
+
+
+def _rise(x: np.ndarray, sr: int = SR) -> float:
+    spec = long_spectrum(x[:, None].astype(np.float32), sr)
+    return note_rise_db(spec, chroma_frames(spec)[1])
+
+
+def test_a_bass_line_rises_where_a_drum_loop_repeats():
+    # the two sub bass lines under drums that got no key on the fit seeds, and drum loops
+    # alone: only the bass's notes come and go between frames
+    for seed, pc, scale in ((0, 5, "major"), (1, 2, "minor")):
+        x = render_part("bass", pc, scale, seed=seed, sr=SR, drums=True)
+        assert _rise(x) >= MIN_NOTE_RISE_DB
+    for seed in range(4):
+        x = render_part("drums", 0, "minor", seed=seed, sr=SR, bpm=(128, 174, 95, 140)[seed])
+        assert _rise(x) < 0.5 * MIN_NOTE_RISE_DB
+
+
+@pytest.mark.parametrize("seconds", [5, 15, 60])
+def test_noise_does_not_rise_however_long(seconds):
+    # noise rises at every semitone alike: its score is the spread of its
+    # fluctuation over the semitones (the largest rise reached 7.7 dB over 5 minutes)
+    for seed in range(3):
+        x = np.random.default_rng([seconds, seed]).standard_normal(seconds * SR)
+        assert _rise(x) < MIN_NOTE_RISE_DB - 1.0
+
+
+def test_a_sub_bass_under_drums_gets_its_key_from_its_moving_notes():
+    # benchmark fit seed 0, F major: no partial stands (the kick's sweep covers
+    # the bass's octave), no steady sub, the chroma fits no key; no key before
+    x = render_part("bass", 5, "major", seed=0, sr=SR, drums=True)
+    spec = long_spectrum(x[:, None], SR)
+    _, tuning, _, pitched = chroma_frames(spec)
+    assert pitched < MIN_PITCHED_SHARE and sustained_low_share(spec) == 0.0
+    assert note_rise_db(spec, tuning) >= MIN_NOTE_RISE_DB
+    assert measure_tonality(spec).key is not None
+
+
+def test_too_few_frames_measure_no_rise():
+    x = np.random.default_rng(0).standard_normal(2 * SR)
+    assert _rise(x) == 0.0
