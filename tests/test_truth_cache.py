@@ -1,11 +1,14 @@
 """The render cache of tests/truth.py: on a cold cache the -n workers that need
-the same render wait for one process to make it instead of each making it."""
+the same render wait for one process to make it instead of each making it; its
+keys follow the generators' source; the EBU rates are made side by side."""
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 
+from tests import truth
 from tests.truth import _render_once
 
 # counts its runs in `count`, takes a moment, then writes its output into {dir}
@@ -24,3 +27,43 @@ def test_concurrent_requests_for_one_render_make_it_once(tmp_path):
     assert (out / "out.txt").read_text() == "done"
     assert count.read_text() == "x"                   # one render, not four
     assert [p.name for p in out.parent.iterdir() if not p.name.endswith(".lock")] == ["spec"]
+
+
+def test_a_changed_generator_gets_new_cache_keys(tmp_path, monkeypatch):
+    """A render of an older generator is never read as the current one's."""
+    specs = [{"name": "k", "style": "house", "seconds": 4}]
+    before = (truth._spec_dir(specs), truth._ebu_dir(48000))
+    copy = tmp_path / "truth_gen"
+    copy.mkdir()
+    for name in ("synth_edm.py", "gen_ebu.py"):
+        (copy / name).write_bytes((truth.GENERATORS / name).read_bytes() + b"\n# changed\n")
+    monkeypatch.setattr(truth, "GENERATORS", copy)
+    truth.generator_digest.cache_clear()
+    try:
+        after = (truth._spec_dir(specs), truth._ebu_dir(48000))
+    finally:
+        monkeypatch.undo()
+        truth.generator_digest.cache_clear()
+    assert after[0] != before[0] and after[1] != before[1]
+    assert (truth._spec_dir(specs), truth._ebu_dir(48000)) == before
+
+
+def test_prepare_ebu_makes_the_missing_rates_at_once(tmp_path, monkeypatch):
+    """Two missing rates are generated side by side, not one after the other."""
+    spans = {}
+
+    def fake_render(out, command):
+        start = time.monotonic()
+        time.sleep(0.5)
+        out.mkdir(parents=True)
+        (out / "expected.json").write_text('{"files": []}')
+        spans[command[command.index("--rate") + 1]] = (start, time.monotonic())
+
+    monkeypatch.setattr(truth, "CACHE", tmp_path)
+    monkeypatch.setattr(truth, "_render_once", fake_render)
+    truth.prepare_ebu([48000, 44100, 48000])
+    assert sorted(spans) == ["44100", "48000"]
+    (a0, a1), (b0, b1) = spans.values()
+    assert a0 < b1 and b0 < a1                         # the two overlapped
+    truth.prepare_ebu([48000, 44100])                   # cached: nothing made again
+    assert len(spans) == 2

@@ -4,10 +4,11 @@ What the tests can make themselves they make inside the project, with the
 generators in tests/truth_gen/ (our own): the EBU Tech 3341/3342 loudness
 signals (`ebu_signals`) and synthetic electronic tracks with exact truth
 (`render_specs`, `render_grid`). Renders are cached outside the repository
-(`TRACKGRADE_CACHE`, default ~/.cache/trackgrade), keyed by a hash of the spec,
-so a second run is instant; a render is written to a private directory and
-renamed into place, so a reader never sees half of one, and one process
-renders each spec while the other -n workers wait for it.
+(`TRACKGRADE_CACHE`, default ~/.cache/trackgrade), keyed by a hash of the spec
+and of the generator's source (`generator_digest`: a changed generator makes
+new renders), so a second run is instant; a render is written to a private
+directory and renamed into place, so a reader never sees half of one, and one
+process renders each spec while the other -n workers wait for it.
 
 Only the licensed real clips live outside the project, in
 ../shared/truth/real beside the clone (or `TRACKGRADE_SHARED`). Their licences
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,14 +47,18 @@ REAL_MISSING = (f"needs the licensed real clips of ../shared/truth/real (looked 
 
 
 @lru_cache(maxsize=None)
-def synth_module():
-    """The project's generator tests/truth_gen/synth_edm.py, imported as a module."""
-    path = GENERATORS / "synth_edm.py"
-    spec = importlib.util.spec_from_file_location("synth_edm", path)
+def generator_module(name: str):
+    """The project's generator tests/truth_gen/`name`.py, imported as a module."""
+    spec = importlib.util.spec_from_file_location(name, GENERATORS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["synth_edm"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def synth_module():
+    """The project's generator tests/truth_gen/synth_edm.py, imported as a module."""
+    return generator_module("synth_edm")
 
 
 def _render_once(out: Path, command: list[str]) -> None:
@@ -92,9 +98,21 @@ def _settle(out: Path, marker: str, quiet_s: float = 120.0) -> None:
         time.sleep(1.0)
 
 
+@lru_cache(maxsize=None)
+def generator_digest(name: str) -> str:
+    """12 hex digits of the SHA-256 of the generator tests/truth_gen/`name`: part
+    of every cache key, so renders of an older generator (other audio, other
+    truth) are never read as this one's."""
+    return hashlib.sha256((GENERATORS / name).read_bytes()).hexdigest()[:12]
+
+
 def _spec_dir(specs: list[dict]) -> Path:
-    digest = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()[:16]
-    return CACHE / "synth" / digest
+    key = json.dumps({"generator": generator_digest("synth_edm.py"), "specs": specs}, sort_keys=True)
+    return CACHE / "synth" / hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _ebu_dir(rate: int) -> Path:
+    return CACHE / "ebu" / generator_digest("gen_ebu.py") / str(rate)
 
 
 def render_specs(specs: list[dict], jobs: int = 2) -> tuple[Path, list[dict]]:
@@ -125,12 +143,25 @@ def render_grid(grid: str, jobs: int = 2) -> tuple[Path, list[dict]]:
 
 def ebu_signals(rate: int = 48000) -> tuple[Path, dict]:
     """Generate the EBU Tech 3341/3342 signals (cached); returns (dir, expected.json)."""
-    out = CACHE / "ebu" / str(rate)
+    out = _ebu_dir(rate)
     _settle(out, "expected.json")
     if not (out / "expected.json").exists():
         _render_once(out, [sys.executable, str(GENERATORS / "gen_ebu.py"), "{dir}",
                            "--rate", str(rate)])
     return out, json.loads((out / "expected.json").read_text())
+
+
+def prepare_ebu(rates) -> None:
+    """Make the EBU signals of every rate in `rates` not yet cached, one
+    process per rate at the same time: on a cold cache the -n workers, which
+    all need them to collect the loudness tests, wait for the slowest rate
+    instead of for the sum of them."""
+    missing = [rate for rate in dict.fromkeys(rates) if not (_ebu_dir(rate) / "expected.json").exists()]
+    if len(missing) > 1:
+        with ThreadPoolExecutor(len(missing)) as pool:
+            list(pool.map(ebu_signals, missing))
+    elif missing:
+        ebu_signals(missing[0])
 
 
 # --- the licensed real clips (../shared only) ----------------------------------

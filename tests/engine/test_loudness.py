@@ -21,6 +21,7 @@ FINE_HOP_S = 0.01     # Tech 3341 cases 13/14 need M on a grid of <= ~18 ms
 
 
 def _ebu_cases():
+    truth.prepare_ebu(RATES)
     cases = []
     for rate in RATES:
         _, expected = truth.ebu_signals(rate)

@@ -1,0 +1,54 @@
+"""The shortcuts the generators in tests/truth_gen/ take to render fast give
+the same samples as the plain way: the EBU signals' 24-bit files are quantized
+in gen_ebu itself (what libsndfile stores), their sines come from one shared
+carrier, and identical channels are measured once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from tests.truth import generator_module
+
+
+@pytest.fixture(scope="module")
+def ebu():
+    return generator_module("gen_ebu")
+
+
+def test_pcm24_quantization_is_what_libsndfile_stores(ebu, tmp_path):
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-1, 1, (50000, 2)),
+                        [[1.0, -1.0], [1.3, -1.3], [0.5, -0.5], [2.5 / 2 ** 31, -2.5 / 2 ** 31],
+                         [0.5 / 2 ** 23, -0.5 / 2 ** 23], [1.5 / 2 ** 23, -1.5 / 2 ** 23]]])
+    sf.write(tmp_path / "float.wav", x, 48000, subtype="PCM_24")
+    stored, _ = sf.read(tmp_path / "float.wav", dtype="int32", always_2d=True)
+    np.testing.assert_array_equal(ebu.quantize_pcm24(x), stored >> 8)
+
+
+@pytest.mark.parametrize("subtype", ["PCM_24", "PCM_16"])
+def test_write_wav_returns_the_samples_the_file_holds(ebu, tmp_path, subtype):
+    rng = np.random.default_rng(6)
+    x = 0.9 * rng.uniform(-1, 1, (20000, 2))
+    path = tmp_path / "x.wav"
+    back = ebu.write_wav(str(path), x, 44100, subtype)
+    read, rate = sf.read(path, always_2d=True)
+    assert rate == 44100 and sf.info(str(path)).subtype == subtype
+    np.testing.assert_array_equal(back, read)
+
+
+def test_carrier_is_a_fresh_sine_at_every_length(ebu):
+    fs = 8000
+    ebu.carrier(5 * fs, fs, 1000.0)                      # a longer one made first
+    for n in (1, 777, 3 * fs + 5):
+        np.testing.assert_array_equal(ebu.carrier(n, fs, 1000.0),
+                                      np.sin(2.0 * np.pi * 1000.0 * (np.arange(n) / fs)))
+    longer = ebu.carrier(200 * fs, fs, 1000.0)           # past the first one: grows
+    np.testing.assert_array_equal(longer[-fs:], np.sin(2.0 * np.pi * 1000.0 * (np.arange(199 * fs, 200 * fs) / fs)))
+
+
+def test_distinct_columns_drops_repeated_channels_only(ebu):
+    a, b = np.arange(6.0), -np.arange(6.0)
+    assert len(ebu.distinct_columns(np.stack([a, a], axis=1))) == 1
+    assert len(ebu.distinct_columns(np.stack([a, b, a], axis=1))) == 2
