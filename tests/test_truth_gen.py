@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.truth import generator_module
+from tests.truth import ebu_cases, ebu_signals, generator_module
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +52,11 @@ def test_distinct_columns_drops_repeated_channels_only(ebu):
     a, b = np.arange(6.0), -np.arange(6.0)
     assert len(ebu.distinct_columns(np.stack([a, a], axis=1))) == 1
     assert len(ebu.distinct_columns(np.stack([a, b, a], axis=1))) == 2
+
+
+@pytest.mark.parametrize("rate", [48000, 44100])
+def test_ebu_cases_are_the_files_and_expectations_of_expected_json(rate):
+    """What the loudness tests are collected from (without making the signals)
+    is what the generator writes."""
+    _, expected = ebu_signals(rate)
+    assert ebu_cases(rate) == [{"file": e["file"], "expect": e["expect"]} for e in expected["files"]]

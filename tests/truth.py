@@ -151,6 +151,13 @@ def ebu_signals(rate: int = 48000) -> tuple[Path, dict]:
     return out, json.loads((out / "expected.json").read_text())
 
 
+def ebu_cases(rate: int = 48000) -> list[dict]:
+    """The EBU signals' files and expectations ("file", "expect", as in their
+    expected.json) without making them: enough to collect the tests over them,
+    which then make the signals when the first of them runs."""
+    return generator_module("gen_ebu").cases(rate)
+
+
 def prepare_ebu(rates) -> None:
     """Make the EBU signals of every rate in `rates` not yet cached, one
     process per rate at the same time: on a cold cache the -n workers, which
