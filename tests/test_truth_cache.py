@@ -67,3 +67,16 @@ def test_prepare_ebu_makes_the_missing_rates_at_once(tmp_path, monkeypatch):
     assert a0 < b1 and b0 < a1                         # the two overlapped
     truth.prepare_ebu([48000, 44100])                   # cached: nothing made again
     assert len(spans) == 2
+
+
+def test_render_once_runs_a_function_into_the_private_directory(tmp_path):
+    out = tmp_path / "cache" / "spec"
+    seen = []
+
+    def make(work):
+        seen.append(work)
+        (work / "out.txt").write_text("done")
+
+    _render_once(out, make)
+    assert (out / "out.txt").read_text() == "done"
+    assert seen[0] != out and not seen[0].exists()    # written aside, renamed into place

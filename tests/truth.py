@@ -61,11 +61,12 @@ def synth_module():
     return generator_module("synth_edm")
 
 
-def _render_once(out: Path, command: list[str]) -> None:
-    """Run `command` (which writes into the directory given as {dir}) into a
-    private directory and rename it to `out`. One process renders a spec: the
-    others (the -n workers, on a cold cache) wait on its lock file, then read
-    the render instead of making the same one in parallel."""
+def _render_once(out: Path, command) -> None:
+    """Run `command` (a process whose arguments give the directory to write
+    into as {dir}, or a function called with that directory) into a private
+    directory and rename it to `out`. One process renders a spec: the others
+    (the -n workers, on a cold cache) wait on its lock file, then read the
+    render instead of making the same one in parallel."""
     if out.exists():
         return
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +76,11 @@ def _render_once(out: Path, command: list[str]) -> None:
             return
         work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
-            subprocess.run([str(work) if part == "{dir}" else part for part in command],
-                           check=True, stdout=subprocess.DEVNULL)
+            if callable(command):
+                command(work)
+            else:
+                subprocess.run([str(work) if part == "{dir}" else part for part in command],
+                               check=True, stdout=subprocess.DEVNULL)
             try:
                 os.rename(work, out)
             except OSError:       # a copy of an older helper, without the lock, was first
@@ -115,11 +119,29 @@ def _ebu_dir(rate: int) -> Path:
     return CACHE / "ebu" / generator_digest("gen_ebu.py") / str(rate)
 
 
-def render_specs(specs: list[dict], jobs: int = 2) -> tuple[Path, list[dict]]:
-    """Render track specs (cached); returns (directory, truth entries in spec order)."""
+def _render_here(specs: list[dict], work: Path) -> None:
+    """Render specs into `work` in this process, one track after another."""
+    synth = synth_module()
+    try:
+        _, errors = synth.run_specs(specs, str(work), jobs=1, label="render_specs", quiet=True)
+    finally:
+        synth._MASTERED.clear()
+    if errors:
+        raise RuntimeError("synth_edm failed: " + "; ".join(
+            f"{e['spec'].get('name')}: {e['error']}" for e in errors))
+
+
+def render_specs(specs: list[dict], jobs: int = 1) -> tuple[Path, list[dict]]:
+    """Render track specs (cached); returns (directory, truth entries in spec order).
+    jobs=1 renders in this process: a test worker has numpy and scipy loaded
+    already, where a new process would import them again for every render
+    (scipy.signal alone is ~1.8 s of CPU); the -n workers are the
+    parallelism. jobs > 1 renders in a process with that many workers."""
     out = _spec_dir(specs)
     _settle(out, "truth.json")
-    if not (out / "truth.json").exists():
+    if not (out / "truth.json").exists() and jobs <= 1:
+        _render_once(out, lambda work: _render_here(specs, work))
+    elif not (out / "truth.json").exists():
         spec_file = Path(tempfile.mkdtemp(prefix="trackgrade-spec-")) / "specs.json"
         spec_file.write_text(json.dumps(specs))
         try:
