@@ -4,6 +4,7 @@ keys follow the generators' source; the EBU rates are made side by side."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -80,3 +81,39 @@ def test_render_once_runs_a_function_into_the_private_directory(tmp_path):
     _render_once(out, make)
     assert (out / "out.txt").read_text() == "done"
     assert seen[0] != out and not seen[0].exists()    # written aside, renamed into place
+
+
+def test_workers_asking_for_the_same_tracks_render_different_groups(tmp_path, monkeypatch):
+    """On a cold cache two requests for the same specs share the work (one
+    master group each) instead of one rendering everything while the other waits."""
+    made = []
+
+    def fake_render(group, work):
+        start = time.monotonic()
+        time.sleep(0.5)
+        entries = []
+        for spec in group:
+            (work / f"{spec['name']}.wav").write_bytes(spec["name"].encode())
+            entries.append({"name": spec["name"], "file": f"{spec['name']}.wav"})
+        (work / "truth.json").write_text(json.dumps({"tracks": entries}))
+        made.append(([spec["name"] for spec in group], threading.get_ident(), start, time.monotonic()))
+
+    monkeypatch.setattr(truth, "CACHE", tmp_path)
+    monkeypatch.setattr(truth, "_render_here", fake_render)
+    specs = [{"name": "one", "style": "house", "seconds": 4, "seed": 1},
+             {"name": "two", "style": "techno", "seconds": 4, "seed": 2},
+             {"name": "two_quiet", "style": "techno", "seconds": 4, "seed": 2,
+              "defects": [{"type": "quiet_db", "value": 6}]}]
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(truth.render_specs(specs)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(names for names, *_ in made) == [["one"], ["two", "two_quiet"]]   # each once
+    (_, first, a0, a1), (_, second, b0, b1) = made
+    assert first != second and a0 < b1 and b0 < a1          # by both requesters, side by side
+    (folder, tracks), again = results
+    assert again == (folder, tracks) and [t["name"] for t in tracks] == ["one", "two", "two_quiet"]
+    assert (folder / "two_quiet.wav").read_bytes() == b"two_quiet"

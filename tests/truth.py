@@ -61,19 +61,24 @@ def synth_module():
     return generator_module("synth_edm")
 
 
-def _render_once(out: Path, command) -> None:
+def _render_once(out: Path, command, wait: bool = True) -> bool:
     """Run `command` (a process whose arguments give the directory to write
     into as {dir}, or a function called with that directory) into a private
     directory and rename it to `out`. One process renders a spec: the others
     (the -n workers, on a cold cache) wait on its lock file, then read the
-    render instead of making the same one in parallel."""
+    render instead of making the same one in parallel. With wait=False a
+    render another process is making is left to it: returns whether `out` is
+    there."""
     if out.exists():
-        return
+        return True
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f".{out.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
         if out.exists():          # rendered while this process waited
-            return
+            return True
         work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
             if callable(command):
@@ -88,6 +93,7 @@ def _render_once(out: Path, command) -> None:
                     raise
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    return True
 
 
 def _settle(out: Path, marker: str, quiet_s: float = 120.0) -> None:
@@ -131,16 +137,51 @@ def _render_here(specs: list[dict], work: Path) -> None:
             f"{e['spec'].get('name')}: {e['error']}" for e in errors))
 
 
+def _render_groups(specs: list[dict], out: Path) -> None:
+    """Render specs into `out` one master group at a time (synth_edm.master_groups:
+    the tracks made from one master), each group cached on its own, so the
+    -n workers that need the same specs on a cold cache each render a group
+    nobody else is rendering instead of all waiting for one of them. Then
+    `out` is made of links to the groups' files and one truth.json."""
+    names = [synth_module().normalize_spec(spec)["name"] for spec in specs]
+    if len(set(names)) < len(names):
+        raise ValueError(f"duplicate track names in {names}")
+    groups = [[specs[i] for i in group] for group in synth_module().master_groups(specs)]
+    dirs = [_spec_dir(group).with_name("group-" + _spec_dir(group).name) for group in groups]
+    todo = list(zip(groups, dirs))
+    while todo:                           # first what nobody is making, then wait for the rest
+        todo = [(group, folder) for group, folder in todo
+                if not _render_once(folder, lambda work, group=group: _render_here(group, work),
+                                    wait=False)]
+        if todo:
+            _render_once(todo[0][1], lambda work, group=todo[0][0]: _render_here(group, work))
+
+    def assemble(work: Path) -> None:
+        entries = {}
+        for folder in dirs:
+            for entry in json.loads((folder / "truth.json").read_text())["tracks"]:
+                try:
+                    os.link(folder / entry["file"], work / entry["file"])
+                except OSError:           # no hard links here
+                    shutil.copy2(folder / entry["file"], work / entry["file"])
+                entries[entry["name"]] = entry
+        (work / "truth.json").write_text(json.dumps(
+            {"generator": "synth_edm.py", "tracks": [entries[n] for n in names]}, indent=1))
+
+    _render_once(out, assemble)
+
+
 def render_specs(specs: list[dict], jobs: int = 1) -> tuple[Path, list[dict]]:
     """Render track specs (cached); returns (directory, truth entries in spec order).
-    jobs=1 renders in this process: a test worker has numpy and scipy loaded
-    already, where a new process would import them again for every render
-    (scipy.signal alone is ~1.8 s of CPU); the -n workers are the
-    parallelism. jobs > 1 renders in a process with that many workers."""
+    jobs=1 renders in this process (`_render_groups`): a test worker has
+    numpy and scipy loaded already, where a new process would import them
+    again for every render (scipy.signal alone is ~1.8 s of CPU); the -n
+    workers are the parallelism. jobs > 1 renders in a process with that
+    many workers."""
     out = _spec_dir(specs)
     _settle(out, "truth.json")
     if not (out / "truth.json").exists() and jobs <= 1:
-        _render_once(out, lambda work: _render_here(specs, work))
+        _render_groups(specs, out)
     elif not (out / "truth.json").exists():
         spec_file = Path(tempfile.mkdtemp(prefix="trackgrade-spec-")) / "specs.json"
         spec_file.write_text(json.dumps(specs))
