@@ -117,3 +117,23 @@ def test_workers_asking_for_the_same_tracks_render_different_groups(tmp_path, mo
     (folder, tracks), again = results
     assert again == (folder, tracks) and [t["name"] for t in tracks] == ["one", "two", "two_quiet"]
     assert (folder / "two_quiet.wav").read_bytes() == b"two_quiet"
+
+
+def test_one_request_renders_its_groups_side_by_side(tmp_path, monkeypatch):
+    spans = []
+
+    def fake_render(group, work):
+        start = time.monotonic()
+        time.sleep(0.5)
+        for spec in group:
+            (work / f"{spec['name']}.wav").write_bytes(b"x")
+        (work / "truth.json").write_text(json.dumps(
+            {"tracks": [{"name": s["name"], "file": f"{s['name']}.wav"} for s in group]}))
+        spans.append((start, time.monotonic()))
+
+    monkeypatch.setattr(truth, "CACHE", tmp_path)
+    monkeypatch.setattr(truth, "_render_here", fake_render)
+    truth.render_specs([{"name": "a", "style": "house", "seconds": 4, "seed": 1},
+                        {"name": "b", "style": "house", "seconds": 4, "seed": 2}])
+    (a0, a1), (b0, b1) = spans
+    assert a0 < b1 and b0 < a1

@@ -76,11 +76,11 @@ def test_tracks_sharing_a_master_sound_as_when_rendered_alone(tmp_path):
     assert len(synth.master_groups(specs)) == 1
     synth.run_specs(specs, str(tmp_path / "together"), jobs=1, quiet=True)
     for spec in specs:
-        synth._MASTERED.clear()
+        synth.forget_master()
         synth.run_specs([spec], str(tmp_path / spec["name"]), jobs=1, quiet=True)
         file = spec["name"] + (".flac" if spec.get("format") else ".wav")
         assert (tmp_path / "together" / file).read_bytes() == (tmp_path / spec["name"] / file).read_bytes()
-    synth._MASTERED.clear()
+    synth.forget_master()
 
 
 def test_render_specs_in_this_process_equals_the_generator_process(tmp_path, monkeypatch):

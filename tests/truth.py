@@ -131,30 +131,41 @@ def _render_here(specs: list[dict], work: Path) -> None:
     try:
         _, errors = synth.run_specs(specs, str(work), jobs=1, label="render_specs", quiet=True)
     finally:
-        synth._MASTERED.clear()
+        synth.forget_master()
     if errors:
         raise RuntimeError("synth_edm failed: " + "; ".join(
             f"{e['spec'].get('name')}: {e['error']}" for e in errors))
 
 
+# Threads a test worker renders master groups with: numpy and scipy let go of the GIL in
+# their loops, so two threads keep both cores of this machine busy with one worker's renders.
+RENDER_THREADS = 2
+
+
 def _render_groups(specs: list[dict], out: Path) -> None:
     """Render specs into `out` one master group at a time (synth_edm.master_groups:
     the tracks made from one master), each group cached on its own, so the
-    -n workers that need the same specs on a cold cache each render a group
-    nobody else is rendering instead of all waiting for one of them. Then
-    `out` is made of links to the groups' files and one truth.json."""
+    threads of this process (RENDER_THREADS) and the -n workers that need the
+    same specs on a cold cache each render a group nobody else is rendering
+    instead of waiting for one of them. Then `out` is made of links to the
+    groups' files and one truth.json."""
     names = [synth_module().normalize_spec(spec)["name"] for spec in specs]
     if len(set(names)) < len(names):
         raise ValueError(f"duplicate track names in {names}")
     groups = [[specs[i] for i in group] for group in synth_module().master_groups(specs)]
     dirs = [_spec_dir(group).with_name("group-" + _spec_dir(group).name) for group in groups]
-    todo = list(zip(groups, dirs))
-    while todo:                           # first what nobody is making, then wait for the rest
-        todo = [(group, folder) for group, folder in todo
-                if not _render_once(folder, lambda work, group=group: _render_here(group, work),
-                                    wait=False)]
-        if todo:
-            _render_once(todo[0][1], lambda work, group=todo[0][0]: _render_here(group, work))
+    def work_through(todo):
+        while todo:                       # first what nobody is making, then wait for the rest
+            todo = [(group, folder) for group, folder in todo
+                    if not _render_once(folder, lambda work, group=group: _render_here(group, work),
+                                        wait=False)]
+            if todo:
+                _render_once(todo[0][1], lambda work, group=todo[0][0]: _render_here(group, work))
+
+    threads = min(RENDER_THREADS, len(groups))
+    with ThreadPoolExecutor(threads) as pool:
+        for done in [pool.submit(work_through, list(zip(groups, dirs))) for _ in range(threads)]:
+            done.result()
 
     def assemble(work: Path) -> None:
         entries = {}
