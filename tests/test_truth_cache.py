@@ -5,9 +5,12 @@ keys follow the generators' source; the EBU rates are made side by side."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+
+import pytest
 
 from tests import truth
 from tests.truth import _render_once
@@ -83,23 +86,34 @@ def test_render_once_runs_a_function_into_the_private_directory(tmp_path):
     assert seen[0] != out and not seen[0].exists()    # written aside, renamed into place
 
 
+def _fake_render(log_dir):
+    """A stand-in for truth._render_here (it runs in the forked child): half a
+    second per group, files holding their names, and a line in `log_dir`
+    (the child's memory is not the test's) naming the group and its span."""
+    def render(group, work):
+        start = time.time()
+        time.sleep(0.5)
+        for spec in group:
+            (work / f"{spec['name']}.wav").write_bytes(spec["name"].encode())
+        (work / "truth.json").write_text(json.dumps(
+            {"tracks": [{"name": s["name"], "file": f"{s['name']}.wav"} for s in group]}))
+        (log_dir / f"{group[0]['name']}-{os.getpid()}").write_text(
+            json.dumps([[s["name"] for s in group], start, time.time()]))
+    return render
+
+
+def _made(log_dir):
+    return sorted(json.loads(p.read_text()) for p in log_dir.iterdir())
+
+
 def test_workers_asking_for_the_same_tracks_render_different_groups(tmp_path, monkeypatch):
     """On a cold cache two requests for the same specs share the work (one
     master group each) instead of one rendering everything while the other waits."""
-    made = []
-
-    def fake_render(group, work):
-        start = time.monotonic()
-        time.sleep(0.5)
-        entries = []
-        for spec in group:
-            (work / f"{spec['name']}.wav").write_bytes(spec["name"].encode())
-            entries.append({"name": spec["name"], "file": f"{spec['name']}.wav"})
-        (work / "truth.json").write_text(json.dumps({"tracks": entries}))
-        made.append(([spec["name"] for spec in group], threading.get_ident(), start, time.monotonic()))
-
-    monkeypatch.setattr(truth, "CACHE", tmp_path)
-    monkeypatch.setattr(truth, "_render_here", fake_render)
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setattr(truth, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(truth, "_render_here", _fake_render(log))
+    monkeypatch.setattr(truth, "RENDER_PROCESSES", 1)       # one child per request
     specs = [{"name": "one", "style": "house", "seconds": 4, "seed": 1},
              {"name": "two", "style": "techno", "seconds": 4, "seed": 2},
              {"name": "two_quiet", "style": "techno", "seconds": 4, "seed": 2,
@@ -111,29 +125,33 @@ def test_workers_asking_for_the_same_tracks_render_different_groups(tmp_path, mo
         thread.start()
     for thread in threads:
         thread.join(30)
-    assert sorted(names for names, *_ in made) == [["one"], ["two", "two_quiet"]]   # each once
-    (_, first, a0, a1), (_, second, b0, b1) = made
-    assert first != second and a0 < b1 and b0 < a1          # by both requesters, side by side
+    made = _made(log)
+    assert [names for names, *_ in made] == [["one"], ["two", "two_quiet"]]   # each once
+    (_, a0, a1), (_, b0, b1) = made
+    assert a0 < b1 and b0 < a1                               # side by side
     (folder, tracks), again = results
     assert again == (folder, tracks) and [t["name"] for t in tracks] == ["one", "two", "two_quiet"]
     assert (folder / "two_quiet.wav").read_bytes() == b"two_quiet"
 
 
 def test_one_request_renders_its_groups_side_by_side(tmp_path, monkeypatch):
-    spans = []
+    log = tmp_path / "log"
+    log.mkdir()
+    monkeypatch.setattr(truth, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(truth, "_render_here", _fake_render(log))
+    folder, tracks = truth.render_specs([{"name": "a", "style": "house", "seconds": 4, "seed": 1},
+                                         {"name": "b", "style": "house", "seconds": 4, "seed": 2}])
+    (_, a0, a1), (_, b0, b1) = _made(log)
+    assert a0 < b1 and b0 < a1
+    assert [t["name"] for t in tracks] == ["a", "b"] and (folder / "b.wav").read_bytes() == b"b"
 
-    def fake_render(group, work):
-        start = time.monotonic()
-        time.sleep(0.5)
-        for spec in group:
-            (work / f"{spec['name']}.wav").write_bytes(b"x")
-        (work / "truth.json").write_text(json.dumps(
-            {"tracks": [{"name": s["name"], "file": f"{s['name']}.wav"} for s in group]}))
-        spans.append((start, time.monotonic()))
+
+def test_a_failed_render_fails_the_request_and_leaves_nothing(tmp_path, monkeypatch):
+    def broken(group, work):
+        raise ValueError("no such sound")
 
     monkeypatch.setattr(truth, "CACHE", tmp_path)
-    monkeypatch.setattr(truth, "_render_here", fake_render)
-    truth.render_specs([{"name": "a", "style": "house", "seconds": 4, "seed": 1},
-                        {"name": "b", "style": "house", "seconds": 4, "seed": 2}])
-    (a0, a1), (b0, b1) = spans
-    assert a0 < b1 and b0 < a1
+    monkeypatch.setattr(truth, "_render_here", broken)
+    with pytest.raises(RuntimeError, match="failed"):
+        truth.render_specs([{"name": "a", "style": "house", "seconds": 4, "seed": 1}])
+    assert not list((tmp_path / "synth").glob("[!.]*"))

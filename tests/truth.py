@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -137,32 +138,53 @@ def _render_here(specs: list[dict], work: Path) -> None:
             f"{e['spec'].get('name')}: {e['error']}" for e in errors))
 
 
-# Threads a test worker renders master groups with: numpy and scipy let go of the GIL in
-# their loops, so two threads keep both cores of this machine busy with one worker's renders.
-RENDER_THREADS = 2
+def _render_forked(specs: list[dict], work: Path) -> None:
+    """`_render_here` in a child forked from this process: it has numpy, scipy and
+    the generator loaded already (a new process would import them again, ~2 s of
+    CPU), and it renders on its own core beside its siblings, which threads
+    sharing the GIL do not."""
+    pid = os.fork()
+    if pid == 0:                          # the child: render, report, leave without cleanup
+        code = 1
+        try:
+            _render_here(specs, work)
+            code = 0
+        except BaseException:
+            os.write(2, traceback.format_exc().encode())
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        raise RuntimeError(f"rendering {[s.get('name') for s in specs]} failed (wait status {status})")
+
+
+# Master groups a test worker renders at once, each in a forked child (`_render_forked`):
+# the two cores of this machine for one worker's renders.
+RENDER_PROCESSES = 2
 
 
 def _render_groups(specs: list[dict], out: Path) -> None:
     """Render specs into `out` one master group at a time (synth_edm.master_groups:
     the tracks made from one master), each group cached on its own, so the
-    threads of this process (RENDER_THREADS) and the -n workers that need the
-    same specs on a cold cache each render a group nobody else is rendering
-    instead of waiting for one of them. Then `out` is made of links to the
-    groups' files and one truth.json."""
+    children of this process (RENDER_PROCESSES) and the -n workers that need
+    the same specs on a cold cache each render a group nobody else is
+    rendering instead of waiting for one of them. Then `out` is made of links
+    to the groups' files and one truth.json."""
     names = [synth_module().normalize_spec(spec)["name"] for spec in specs]
     if len(set(names)) < len(names):
         raise ValueError(f"duplicate track names in {names}")
     groups = [[specs[i] for i in group] for group in synth_module().master_groups(specs)]
     dirs = [_spec_dir(group).with_name("group-" + _spec_dir(group).name) for group in groups]
-    def work_through(todo):
+
+    def work_through(todo):               # one thread per child at a time
         while todo:                       # first what nobody is making, then wait for the rest
             todo = [(group, folder) for group, folder in todo
-                    if not _render_once(folder, lambda work, group=group: _render_here(group, work),
+                    if not _render_once(folder, lambda work, group=group: _render_forked(group, work),
                                         wait=False)]
             if todo:
-                _render_once(todo[0][1], lambda work, group=todo[0][0]: _render_here(group, work))
+                _render_once(todo[0][1], lambda work, group=todo[0][0]: _render_forked(group, work))
 
-    threads = min(RENDER_THREADS, len(groups))
+    threads = min(RENDER_PROCESSES, len(groups))
     with ThreadPoolExecutor(threads) as pool:
         for done in [pool.submit(work_through, list(zip(groups, dirs))) for _ in range(threads)]:
             done.result()
