@@ -7,8 +7,10 @@ signals (`ebu_signals`) and synthetic electronic tracks with exact truth
 (`TRACKGRADE_CACHE`, default ~/.cache/trackgrade), keyed by a hash of the spec
 and of the generator's source (`generator_digest`: a changed generator makes
 new renders), so a second run is instant; a render is written to a private
-directory and renamed into place, so a reader never sees half of one, and one
-process renders each spec while the other -n workers wait for it.
+directory and renamed into place, so a reader never sees half of one. On a
+cold cache each master group of tracks is made once, in a child forked from
+the test worker (numpy and scipy already loaded), two at a time, and the -n
+workers that need the same tracks take different groups (`_render_groups`).
 
 Only the licensed real clips live outside the project, in
 ../shared/truth/real beside the clone (or `TRACKGRADE_SHARED`). Their licences
