@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 def suite_renders() -> dict[str, list[dict]]:
     """Every spec list the tests pass to tests/truth.render_specs, by a short name."""
     from tests.cli import conftest as cli
-    from tests.client import test_client_process, test_remote_cli
+    from tests.client import test_remote_cli
     from tests.engine import (rhythm_specs, test_dynamics_stereo, test_extract, test_frames,
                               test_spectrum, test_tonal)
     from tests.grading import defect_specs, test_genre_real
@@ -51,7 +51,8 @@ def suite_renders() -> dict[str, list[dict]]:
         "defects": defect_specs.specs(),
         "genre parts": test_genre_real.SPECS,
         "remote cli": test_remote_cli.TRACKS,
-        "client rerun": test_client_process.RERUN_TRACKS,
+        "client rerun": [{"name": f"rerun_{i}", "style": "techno", "bpm": 126 + i, "seconds": 6,
+                          "seed": 70 + i} for i in range(5)],    # inline in tests/client/test_client_process.py
         "hostile seeds (only without ../shared)": hostile_audio.SYNTH_SEEDS,
     }
 

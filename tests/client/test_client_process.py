@@ -70,13 +70,11 @@ def test_wait_rides_out_a_server_restart(tmp_path):
         server.stop()
 
 
-RERUN_TRACKS = [{"name": f"rerun_{i}", "style": "techno", "bpm": 126 + i, "seconds": 6, "seed": 70 + i}
-                for i in range(5)]
-
-
 @pytest.mark.slow
 def test_batch_killed_and_rerun_spends_one_credit_per_file(tmp_path):
-    folder, truth = render_specs(RERUN_TRACKS)
+    folder, truth = render_specs([
+        {"name": f"rerun_{i}", "style": "techno", "bpm": 126 + i, "seconds": 6, "seed": 70 + i}
+        for i in range(5)])
     files = [folder / t["file"] for t in truth]
     data = tmp_path / "data"
     key, account_id = make_key(data, "live", credits=20, limits={"in_flight": 1})
