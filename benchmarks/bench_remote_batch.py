@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="remote/local pairs")
     args = parser.parse_args()
 
-    directory, _ = render_specs(batch_specs(args.count, args.seconds))
+    directory, _ = render_specs(batch_specs(args.count, args.seconds), jobs=2)
     print(f"files: {args.count} x {args.seconds:g} s in {directory}; cpus {os.cpu_count()}",
           flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="bench_remote_"))

@@ -34,9 +34,11 @@ def test_reduced_and_full_stft_feed_rhythm_identically(rate, seconds):
     np.testing.assert_array_equal(a.beat_times, b.beat_times)
 
 
+FRAMES_TRACK = {"name": "fr_trance", "style": "trance", "bpm": 138, "key": "D", "seconds": 40, "seed": 7}
+
+
 def test_reduced_and_full_stft_give_the_same_rhythm_and_sections_on_music():
-    out, tracks = render_specs([{"name": "fr_trance", "style": "trance", "bpm": 138, "key": "D",
-                                 "seconds": 40, "seed": 7}])
+    out, tracks = render_specs([FRAMES_TRACK])
     samples, rate = load(out / tracks[0]["file"])
     duration = samples.shape[0] / rate
     full, reduced = _both(mono_mix(samples), rate)

@@ -24,8 +24,7 @@ FINE_HOP_S = 0.01     # Tech 3341 cases 13/14 need M on a grid of <= ~18 ms
 def _ebu_cases():
     cases = []
     for rate in RATES:
-        _, expected = truth.ebu_signals(rate)
-        for entry in expected["files"]:
+        for entry in truth.ebu_cases(rate):
             for key in entry["expect"]:
                 cases.append(pytest.param(rate, entry["file"], key, id=f"{rate}-{entry['file']}-{key}"))
     return cases
@@ -33,6 +32,7 @@ def _ebu_cases():
 
 @functools.lru_cache(maxsize=2)          # the cases of one file run one after another
 def _load(rate: int, file: str):
+    truth.prepare_ebu(RATES)           # a cold cache: both rates at once, on first use
     directory, expected = truth.ebu_signals(rate)
     entry = next(e for e in expected["files"] if e["file"] == file)
     samples, sr = sf.read(str(directory / file), dtype="float32", always_2d=True)
@@ -89,7 +89,7 @@ def test_ebu_compliance(rate, file, key):
 
 def _ebu_true_peak_cases():
     return [pytest.param(rate, e["file"], id=f"{rate}-{e['file']}")
-            for rate in RATES for e in truth.ebu_signals(rate)[1]["files"]
+            for rate in RATES for e in truth.ebu_cases(rate)
             if "max_true_peak_dbtp" in e["expect"]]
 
 
