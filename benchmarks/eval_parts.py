@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import json
 import subprocess
 import sys
@@ -90,7 +91,8 @@ def engines(befores: dict, peers: bool) -> dict:
     engine ("before <rev>"), this tree's ("after"), and the peers."""
     def ours(module):
         def run(x, sr, spec):
-            k = module.measure_tonality(spec).key
+            takes_samples = "samples" in inspect.signature(module.measure_tonality).parameters
+            k = (module.measure_tonality(spec, x) if takes_samples else module.measure_tonality(spec)).key
             return (k.tonic, k.scale) if k else (None, None)
         return run
     out = {f"before {rev}": ours(module) for rev, module in befores.items()}

@@ -126,7 +126,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
     watch.lap("dynamics_stereo")         # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
     mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
-    tonality = measure_tonality(long)
+    tonality = measure_tonality(long, samples)
     del long
     watch.lap("spectrum_tonal")
     structure = measure_structure(short, duration, beat_times=rhythm.beat_times, bpm=rhythm.bpm,

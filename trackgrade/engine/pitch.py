@@ -28,6 +28,20 @@ Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
   semitone alike, so its score is the spread of its fluctuation, not its
   size. Drums repeat and score low. A root the bass holds in most frames does
   not rise: a bass line that never moves is left to the other rules.
+* `low_hold`: a sub bass under a kick that covers its notes in the long
+  spectrum still fills the gaps between the kicks. In short frames
+  (HOLD_FRAME_S, of the audio decimated to about HOLD_RATE_HZ) the power of
+  the HOLD_BAND_HZ register in the quiet moments (its HOLD_FLOOR_PERCENTILES
+  low one) stays within a few dB of the loud ones, while a kick's ring has
+  decayed (drum loops: 10 dB and more below). Noise also fills the gaps, but
+  with no tone: in the quiet frames a tone's bin stands HOLD_PEAK above the
+  bins HOLD_SIDE_BINS away on both sides, past its main lobe (against the
+  register's mean, brown noise's slope passed). A held low tone that never
+  moves (an 808 kick's long ring, a loop's steady sub) fills the gaps too, so
+  the rule asks for a line: the quiet frames' strongest bin lies MOVE_HZ off
+  its most common place in MIN_HOLD_MOVES of them. A wobble that sits on one
+  note is therefore not caught here. Clips over HOLD_MAX_S are read in
+  HOLD_EXCERPTS parts.
 """
 
 from __future__ import annotations
@@ -49,6 +63,20 @@ MIN_RISE_FRAMES = 3            # fewer whole frames than this: no rise is measur
 RISE_TOP_SHARE = 0.1           # a note's rise: its mean over this share of the frames where it
                                # rises most (at least one), so noise's does not grow with length
 RISE_FLOOR_PERCENTILE = 75     # the rise is measured above this percentile of the semitones'
+HOLD_RATE_HZ = 2000.0          # low_hold reads the audio decimated to about this rate
+HOLD_FRAME_S = 0.186           # ... in frames this long (5.4 Hz apart)
+HOLD_HOP_S = 0.046             # ... this far apart
+HOLD_BAND_HZ = (30.0, 150.0)   # ... in this register (a kick's ring, a sub bass)
+MIN_HOLD_FRAMES = 8            # fewer frames than this: nothing is held
+HOLD_MAX_S = 40.0              # longer clips are read in HOLD_EXCERPTS parts of this much in all
+HOLD_EXCERPTS = 4
+HOLD_FLOOR_PERCENTILES = (20, 90)   # the register's quiet moments against its loud ones
+HOLD_QUIET_PERCENTILE = 30     # frames at or under this percentile are the quiet ones
+HOLD_SIDE_BINS = (3, 4)        # a tone's main lobe ends 2 bins away (Hann); noise has no lobe
+MOVE_HZ = 10.0                 # the quiet frames' strongest bin this far off its usual place moved
+MIN_HOLD_FLOOR_DB = -9.0       # a held low line: quiet moments at most this far under the loud ones
+MIN_HOLD_PEAK = 10.0           # ... a bin this many times the bins HOLD_SIDE_BINS away
+MIN_HOLD_MOVES = 0.1           # ... and moving in at least this share of the quiet frames
 
 
 def comb_lines(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
@@ -120,3 +148,68 @@ def note_rise_db(spec: Spectrogram, tuning_cents: float) -> float:
     top = max(1, int(RISE_TOP_SHARE * cells.shape[0]))
     notes = np.partition(cells, cells.shape[0] - top, axis=0)[-top:].mean(axis=0)
     return float(np.sort(notes)[-2] - np.percentile(notes, RISE_FLOOR_PERCENTILE))
+
+
+def _hold_excerpts(samples: np.ndarray, sample_rate: int) -> list[np.ndarray]:
+    """The whole clip, or HOLD_EXCERPTS evenly spaced parts of HOLD_MAX_S in
+    all when it is longer (the cost stays that of a short clip)."""
+    if samples.shape[0] <= HOLD_MAX_S * sample_rate:
+        return [samples]
+    length = int(HOLD_MAX_S / HOLD_EXCERPTS * sample_rate)
+    starts = np.linspace(0, samples.shape[0] - length, HOLD_EXCERPTS).astype(np.intp)
+    return [samples[s:s + length] for s in starts]
+
+
+def _hold_frames(samples: np.ndarray, step: int, n: int, hop: int) -> np.ndarray:
+    """(frames, n) Hann frames of the mono mix decimated by `step`."""
+    from scipy.signal import resample_poly
+
+    mono = (samples if samples.ndim == 1 else samples.sum(axis=1, dtype=np.float64)
+            / samples.shape[1]).astype(np.float64)
+    x = resample_poly(mono, 1, step) if step > 1 else mono
+    if x.size < n:
+        return np.zeros((0, n))
+    return np.lib.stride_tricks.sliding_window_view(x, n)[::hop] * np.hanning(n)
+
+
+def low_hold(samples: np.ndarray, sample_rate: int) -> tuple[float, float, float]:
+    """The low register between the kicks (see the module's docstring), from
+    samples ((n,) or (n, channels)): the HOLD_BAND_HZ power's low percentile
+    over short frames against its high one in dB, the median over the quiet
+    frames of their most prominent bin's power over the mean of the bins
+    HOLD_SIDE_BINS away on both sides, and the share
+    of quiet frames whose strongest bin moved MOVE_HZ off the most common
+    one. (-inf, 0, 0) for silence or under MIN_HOLD_FRAMES frames."""
+    step = max(1, int(sample_rate // HOLD_RATE_HZ))
+    rate = sample_rate / step
+    n, hop = int(round(HOLD_FRAME_S * rate)), int(round(HOLD_HOP_S * rate))
+    frames = np.concatenate([_hold_frames(part, step, n, hop)
+                             for part in _hold_excerpts(samples, sample_rate)])
+    if frames.shape[0] < MIN_HOLD_FRAMES:
+        return float("-inf"), 0.0, 0.0
+    freqs = np.fft.rfftfreq(n, 1.0 / rate)
+    band = np.flatnonzero((freqs >= HOLD_BAND_HZ[0]) & (freqs < HOLD_BAND_HZ[1]))
+    reach = max(HOLD_SIDE_BINS)
+    wide = np.abs(np.fft.rfft(frames, axis=1)[:, band[0] - reach:band[-1] + reach + 1]) ** 2
+    low = wide[:, reach:-reach]
+    energy = low.sum(axis=1)
+    quiet_db, loud_db = np.percentile(energy, HOLD_FLOOR_PERCENTILES)
+    if not loud_db > 0:
+        return float("-inf"), 0.0, 0.0
+    floor_db = 10.0 * np.log10(max(quiet_db, 1e-30) / loud_db)
+    quiet = energy <= np.percentile(energy, HOLD_QUIET_PERCENTILE)
+    q, m = wide[quiet], band.size
+    sides = sum(q[:, reach + o:reach + o + m] + q[:, reach - o:reach - o + m]
+                for o in HOLD_SIDE_BINS)
+    contrast = q[:, reach:reach + m] / np.maximum(sides / (2 * len(HOLD_SIDE_BINS)), 1e-30)
+    peak = float(np.median(contrast.max(axis=1)))
+    strongest = low[quiet].argmax(axis=1)
+    where = freqs[band][strongest]
+    usual = freqs[band][np.bincount(strongest).argmax()]
+    return float(floor_db), peak, float(np.mean(np.abs(where - usual) >= MOVE_HZ))
+
+
+def holds_low_line(samples: np.ndarray, sample_rate: int) -> bool:
+    """A bass line that fills the gaps between the kicks (`low_hold`)."""
+    floor_db, peak, moves = low_hold(samples, sample_rate)
+    return floor_db > MIN_HOLD_FLOOR_DB and peak > MIN_HOLD_PEAK and moves >= MIN_HOLD_MOVES

@@ -39,7 +39,7 @@ import numpy as np
 from trackgrade.engine.bass import root_salience
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
-from trackgrade.engine.pitch import comb_lines, note_rise_db, second_note_power
+from trackgrade.engine.pitch import comb_lines, holds_low_line, note_rise_db, second_note_power
 from trackgrade.keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -366,8 +366,11 @@ def _bass_root(roots: np.ndarray, profile_fits: bool) -> int | None:
     return None
 
 
-def measure_tonality(spec: Spectrogram) -> Tonality:
-    """Mean chroma and key (None when the audio has no pitched content)."""
+def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
+    """Mean chroma and key (None when the audio has no pitched content).
+    `samples` (the audio `spec` was taken from, at its rate) let a sub bass
+    line under drums that no rule of the long spectrum sees have pitch
+    (`pitch.holds_low_line`); read only when nothing else found pitch."""
     frames, tuning_cents, tonalness, pitched = chroma_frames(spec)
     upper = _unit_max(spec.frame_weights() @ _unit_energy(frames))
     total = upper.sum()
@@ -389,7 +392,8 @@ def measure_tonality(spec: Spectrogram) -> Tonality:
     has_pitch = (pitched >= MIN_PITCHED_SHARE
                  or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
                  or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION
-                 or note_rise_db(spec, tuning_cents) >= MIN_NOTE_RISE_DB)
+                 or note_rise_db(spec, tuning_cents) >= MIN_NOTE_RISE_DB
+                 or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
     margin = best - runner_up
