@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 DEFAULT_SLOW_S = 20.0       # a `slow` mark without its seconds
-OTHER_S = 0.15              # a typical test (2,200 tests, ~5 min on 4 workers)
+OTHER_S = 0.15              # a typical short test (most take 0.01-0.5 s)
 
 
 def worker_count() -> int:
