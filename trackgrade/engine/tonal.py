@@ -25,7 +25,9 @@ one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
 wobble's fundamental), or sustained prominent peaks with a chroma that fits a
 key (the earlier rule), or notes of the bass register that come and go
 between frames where drums repeat (`pitch.note_rise_db`: a bass line under
-drums). Partials of a drum loop's comb and a lone ring are not notes
+drums), or, from the samples, a low line that fills the gaps between kicks and
+moves (`pitch.holds_low_line`: a sub bass under drums). Partials of a drum
+loop's comb and a lone ring are not notes
 (`pitch.comb_lines`, `pitch.second_note_power`). A single held note keeps its
 note as tonic, with a confidence scaled down by the chroma's spread.
 """
@@ -297,7 +299,13 @@ def mean_chroma(spec: Spectrogram) -> tuple[np.ndarray, float]:
     Frames count alike (each at unit energy), save a zero-padded tail frame,
     which counts for the share of its window over samples."""
     chroma, _, tonalness, _ = chroma_frames(spec)
-    return _unit_max(spec.frame_weights() @ _unit_energy(chroma)), tonalness
+    return _averaged(spec, chroma), tonalness
+
+
+def _averaged(spec: Spectrogram, frames: np.ndarray) -> np.ndarray:
+    """The frames' chroma (frames, 12) averaged, each frame at unit energy and
+    weighted by `spec.frame_weights()`, then scaled to unit maximum."""
+    return _unit_max(spec.frame_weights() @ _unit_energy(frames))
 
 
 def root_profile(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
@@ -372,7 +380,7 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
     line under drums that no rule of the long spectrum sees have pitch
     (`pitch.holds_low_line`); read only when nothing else found pitch."""
     frames, tuning_cents, tonalness, pitched = chroma_frames(spec)
-    upper = _unit_max(spec.frame_weights() @ _unit_energy(frames))
+    upper = _averaged(spec, frames)
     total = upper.sum()
     out_chroma = upper / total if total > 0 else np.full(12, 1.0 / 12)
     if not total > 0:
