@@ -51,15 +51,16 @@ def upload_to(node: Node, accepted: dict, data: bytes):
     return upload(node.url, accepted, data, field_name="file", part_name="a.wav")
 
 
-def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: float = 120) -> dict:
+def wait_status(node: Node, key: str, analysis_id: str, want: str, timeout: float = 120,
+                field: str = "status") -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         reply = node("GET", f"/v1/analyses/{analysis_id}", key=key)
         assert reply.status == 200, reply.body
-        if reply.json["status"] == want:
+        if reply.json[field] == want:
             return reply.json
         time.sleep(1.0)
-    raise AssertionError(f"{analysis_id} never became {want}: {reply.json['status']}")
+    raise AssertionError(f"{analysis_id}'s {field} never became {want}: {reply.json[field]}")
 
 
 def submit(node: Node, key: str, idem: str, name: str = "track.wav"):
@@ -128,7 +129,9 @@ def test_an_upload_accepted_by_the_other_node_completes(cluster, track):
     assert reply.status == 200, reply.body
     done = wait_status(a, key, accepted["id"], "complete")
     assert done["tempo"]["bpm"] == pytest.approx(128, abs=1.5)
-    assert b("GET", f"/v1/analyses/{accepted['id']}", key=key).json == done
+    # Only a document whose narrative is ready stops changing between reads.
+    ready = wait_status(a, key, accepted["id"], "ready", field="diagnosis_status")
+    assert b("GET", f"/v1/analyses/{accepted['id']}", key=key).json == ready
     again = upload_to(a, accepted, track)          # single use, on every node
     assert again.status == 401 and again.json["error"]["code"] == "upload_token_invalid"
 
