@@ -114,9 +114,12 @@ def test_a_secret_without_whsec_is_a_usage_error(command):
 
 class Listening:
     def __init__(self, *args: str) -> None:
+        # Ctrl-C (SIGINT) stops it, even when the suite itself runs where SIGINT is
+        # ignored (a background job of a script: `pytest ... &`), which a child inherits
         self.proc = subprocess.Popen(CLI + ["listen", "--port", "0", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True)
+                                     start_new_session=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         line = self.proc.stderr.readline()
         match = re.search(r"Listening on (http://\S+?)(?:;| and)", line)
         assert match, line + self.proc.stderr.read()
