@@ -89,6 +89,10 @@ class Settings:
         "Webhook attempts in flight at once, all endpoints together.")
     webhook_per_endpoint: int = setting("TRACKGRADE_WEBHOOK_PER_ENDPOINT", 4,
         "Webhook attempts in flight to one endpoint (a slow one never holds more).")
+    webhook_timeout: float = setting("TRACKGRADE_WEBHOOK_TIMEOUT", 10.0,
+        "Seconds a receiver has to answer one webhook attempt (the CONTRACT's 10 s; "
+        "shorter in tests). An attempt a dead node had claimed is taken over by another "
+        "node after 5 of these plus 20 s.")
     webhook_history: int = setting("TRACKGRADE_WEBHOOK_HISTORY", 1000,
         "Delivered events kept for `admin events resend`; older ones are pruned.")
     test_retention_days: float = setting("TRACKGRADE_TEST_RETENTION_DAYS", 7.0,

@@ -29,9 +29,9 @@ ENV = {"TRACKGRADE_RATE_PER_MINUTE": str(RATE), "TRACKGRADE_IN_FLIGHT": "20",
 class Node(ServeProcess):
     """One `trackgrade serve --database URL` process."""
 
-    def __init__(self, database: str, node_id: str) -> None:
+    def __init__(self, database: str, node_id: str, **env: str) -> None:
         super().__init__(None, "--node-id", node_id, "--workers", "1", database=database,
-                         env=ENV, docs_url=None, unset=("TRACKGRADE_DATABASE_URL",),
+                         env={**ENV, **env}, docs_url=None, unset=("TRACKGRADE_DATABASE_URL",),
                          timeout=90, require=True, stop_wait=15)
 
     def __call__(self, method, path, **kw):
@@ -251,15 +251,16 @@ def test_admin_migrate_copies_a_data_directory_and_verifies(tmp_path, postgres_s
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
-@pytest.mark.slow(seconds=75)
+@pytest.mark.slow(seconds=45)
 def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
     """Node a claims both deliveries of an analysis (the receiver holds the
-    attempts open) and dies; node b takes them when a's lease runs out (70 s:
-    the dispatcher's, see dispatcher.py), and each event is acknowledged
-    exactly once."""
+    attempts open) and dies; node b takes them when a's lease runs out (5
+    attempt timeouts + 20 s, see dispatcher.py: 40 s with the 4 s timeout
+    here, 70 s with the default 10 s), and each event is acknowledged exactly
+    once."""
     database = postgres_server.create_database()
     receiver = Receiver(behaviour=lambda delivery, n: "hang" if n <= 2 else (200, {}))
-    a = Node(database, "node-a")
+    a = Node(database, "node-a", TRACKGRADE_WEBHOOK_TIMEOUT="4")
     b = None
     try:
         key, account_id = make_key("test", database=database, pool_size=2)
@@ -272,7 +273,7 @@ def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
         held = receiver.wait_for(2, timeout=30)          # a's attempts, held open
         a.kill()
         killed_at = time.monotonic()
-        b = Node(database, "node-b")
+        b = Node(database, "node-b", TRACKGRADE_WEBHOOK_TIMEOUT="4")
         later = receiver.wait_for(4, timeout=150)[2:]
         assert time.monotonic() - killed_at >= 30        # not before a's lease ran out
         assert sorted(d.event["id"] for d in later) == sorted(d.event["id"] for d in held)

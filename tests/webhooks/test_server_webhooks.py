@@ -154,3 +154,22 @@ def test_the_running_server_prunes_delivered_events_to_its_history(receivers):
         assert {e["id"] for e in kept} <= {d.event["id"] for d in rcv.deliveries}
     finally:
         server.stop()
+
+
+def test_the_attempt_timeout_is_a_setting(receivers):
+    """TRACKGRADE_WEBHOOK_TIMEOUT: an attempt the receiver leaves unanswered is
+    cut after that many seconds (the default is the CONTRACT's 10 s) and
+    recorded as failed, to be tried again by the schedule."""
+    server = start(webhook_schedule="0,100", webhook_timeout=1.0)
+    try:
+        hang = receivers(lambda delivery, n: "hang")
+        key, account = server.key("test")
+        hook = endpoints.add_endpoint(server.store, hang.url, account, clock=server.clock)
+        accepted = server.submit(key, file_name="kick.wav").json
+        server.upload(accepted, b"x")
+        first = hang.wait_for(1)[0]
+        row = recorded(server, f"{first.event['id']}:{hook['id']}", 1, timeout=8)
+        assert time.monotonic() - first.at < 8           # not the default 10 s
+        assert row["state"] == "pending" and row["last_status"] is None
+    finally:
+        server.stop()

@@ -185,6 +185,7 @@ def build_dispatcher(settings: Settings, store: Store, clock: Clock,
     options = DispatchOptions(schedule=parse_schedule(settings.webhook_schedule),
                               concurrency=max(1, settings.webhook_concurrency),
                               per_endpoint=max(1, settings.webhook_per_endpoint),
+                              timeout=max(0.1, settings.webhook_timeout),
                               history=max(0, settings.webhook_history))
     return Dispatcher(store, clock, sender or HttpSender(), options)
 
