@@ -1,7 +1,10 @@
 """Whether audio has pitch: what tells notes from drums in the long spectrum.
 
-Two tests beside `tonal.pitched_share` and `tonal.sustained_low_share`:
-
+* `pitched_share`: the share of power in partials of notes, peaks standing
+  well above the bins 6-16 away (a 0.15 s stab, a plucked bass note) on one
+  tuning grid; `sustained_low_share`: steady sub partials standing alone (a
+  held sub, a wobble's fundamental). `tonal.measure_tonality` weighs them
+  against MIN_PITCHED_SHARE and MIN_SUSTAINED_LOW.
 * `comb_lines` and `second_note_power` clean the partials `pitched_share`
   counts. A drum loop repeats its kick every beat, and the kick's pitch sweep
   (~170 Hz down to its 45-60 Hz ring) then shows in a 1.5 s frame as a comb of
@@ -77,6 +80,100 @@ MOVE_HZ = 10.0                 # the quiet frames' strongest bin this far off it
 MIN_HOLD_FLOOR_DB = -9.0       # a held low line: quiet moments at most this far under the loud ones
 MIN_HOLD_PEAK = 10.0           # ... a bin this many times the bins HOLD_SIDE_BINS away
 MIN_HOLD_MOVES = 0.1           # ... and moving in at least this share of the quiet frames
+
+# what counts as the partials of notes (pitched_share, sustained_low_share)
+TONAL_MIN_HZ = 100.0          # partials of notes from here up (below: pure sub tones, tuned kicks)
+PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1 kHz)
+PITCHED_FACTOR = 8.0
+MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
+MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
+MIN_COHERENCE = 0.2           # ... lying on one tuning grid (_share_of_notes)
+SECOND_NOTE_SHARE = 0.1       # ... the second note's power at least this times MIN_PITCHED_SHARE
+MIN_NOTE_RISE_DB = 5.0        # a bass-register note coming and going this much (note_rise_db)
+LOW_MIN_HZ = 25.0
+LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins away (3-12 Hz)
+LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
+MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
+
+
+def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
+                  power: np.ndarray, band: tuple[int, int]) -> float:
+    """Share of the power in `band` (bins: TONAL_MIN_HZ up to the chroma's top) in peaks that stand
+    PITCHED_FACTOR times above the sum of the bins 6-8 or 12-16 away on both
+    sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
+    whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
+    noise and the comb a drum loop repeats at the beat rate stay under it.
+    Lines of that comb that still stand (`pitch.comb_lines`) are dropped, a
+    pair around a repeated note counts at the note; the
+    rest count when they hold two notes (the second's power at least
+    SECOND_NOTE_SHARE of the share's threshold: what is left of a drum loop is
+    one ring) and at least MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
+    lo, hi = band
+    total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
+    if total <= 0 or freq.size == 0:
+        return 0.0
+    upper = freq >= TONAL_MIN_HZ
+    frame, power = frame[upper], power[upper]
+    k = np.rint(freq[upper] * spec.n_fft / spec.sample_rate).astype(np.intp)
+    last = spec.power.shape[1] - 1
+    stands = np.zeros(power.size, dtype=bool)
+    for offsets in PITCHED_OFFSETS:
+        # the nearest offset alone rules most peaks out before the sum is taken
+        todo = np.flatnonzero(~stands)
+        todo = todo[power[todo] > PITCHED_FACTOR * spec.power[frame[todo],
+                                                              np.clip(k[todo] + offsets[-1], 0, last)]]
+        neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
+        stands[todo] = power[todo] > PITCHED_FACTOR * neigh
+    comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
+    freq, power = freq[~comb], power[stands][~comb]
+    if second_note_power(freq, power) < SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total:
+        return 0.0
+    return _share_of_notes(freq, power, total)
+
+
+def sustained_low_share(spec: Spectrogram, top: int) -> float:
+    """Share of the power from LOW_MIN_HZ up to bin `top` (the chroma's) in steady sub partials: peaks
+    between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
+    the sum of the bins 3 and 4 away on both sides and LOW_ALONE_FACTOR times
+    above any bin 5-18 away (a held sub or a wobble's fundamental; a kick's
+    decaying ring is wider, and a click train's or a drum loop's comb has a
+    line every beat-rate Hz).
+    Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
+    bin_hz = spec.sample_rate / spec.n_fft
+    lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
+    p = spec.power
+    if lo < LOW_ALONE_BINS[1] or hi + LOW_ALONE_BINS[1] >= p.shape[1]:
+        return 0.0
+    mid = p[:, lo:hi]
+    peak = (mid > p[:, lo - 1:hi - 1]) & (mid >= p[:, lo + 1:hi + 1])
+    neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
+    # alone in its neighbourhood: no line within LOW_ALONE_BINS as strong (a
+    # click train's or a drum loop's comb has one every beat-rate Hz)
+    frame, k = np.nonzero(peak & (mid > PITCHED_FACTOR * neigh))
+    near, far = LOW_ALONE_BINS
+    offsets = np.concatenate([np.arange(-far, -near + 1), np.arange(near, far + 1)])
+    value = mid[frame, k]
+    others = p[frame[:, None], lo + k[:, None] + offsets].max(axis=1) if k.size else value
+    alone = value > LOW_ALONE_FACTOR * others
+    total = float(p[:, lo:top].sum(dtype=np.float64))
+    if total <= 0:
+        return 0.0
+    return _share_of_notes((lo + k[alone]) * bin_hz, value[alone].astype(np.float64), total)
+
+
+def _share_of_notes(freq: np.ndarray, power: np.ndarray, total: float) -> float:
+    """`power`'s share of `total` when its peaks are notes: at least
+    MIN_PITCHED_PEAKS of them (not a lone ring: a tom, a snare's body) on a
+    common tuning grid (the magnitude-weighted resultant of their semitone
+    phases at least MIN_COHERENCE; the lines of a click train or a drum loop,
+    spaced by the beat rate, fall anywhere between the semitones)."""
+    if freq.size < MIN_PITCHED_PEAKS:
+        return 0.0
+    w = np.sqrt(power)
+    phase = np.exp(2j * np.pi * 12.0 * np.log2(freq / 440.0))
+    if abs(np.sum(w * phase)) < MIN_COHERENCE * w.sum():
+        return 0.0
+    return float(power.sum() / total)
 
 
 def comb_lines(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,

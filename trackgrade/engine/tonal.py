@@ -19,10 +19,10 @@ one note, or the chroma fits no key (correlation under MIN_CORRELATION) and
 one root leads the next by ROOT_LEAD. The profile then only picks the mode.
 
 No key (`key=None`) only without pitch: drums only, noise, silence, click
-trains. Pitch is any of: partials of notes (`pitched_share`: peaks that stand
-above the bins 6-16 away, so a 0.15 s stab or a plucked bass note counts, on
-one tuning grid), steady sub partials (`sustained_low_share`: a held sub, a
-wobble's fundamental), or sustained prominent peaks with a chroma that fits a
+trains. Pitch is any of: partials of notes (`pitch.pitched_share`: peaks that
+stand above the bins 6-16 away, so a 0.15 s stab or a plucked bass note counts,
+on one tuning grid), steady sub partials (`pitch.sustained_low_share`: a held
+sub, a wobble's fundamental), or sustained prominent peaks with a chroma that fits a
 key (the earlier rule), or notes of the bass register that come and go
 between frames where drums repeat (`pitch.note_rise_db`: a bass line under
 drums), or, from the samples, a low line that fills the gaps between kicks and
@@ -41,7 +41,9 @@ import numpy as np
 from trackgrade.engine.bass import root_salience
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
-from trackgrade.engine.pitch import comb_lines, holds_low_line, note_rise_db, second_note_power
+from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
+                                     TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
+                                     sustained_low_share)
 from trackgrade.keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -65,20 +67,8 @@ HARMONIC_SLOPE = 0.6
 PEAK_FLOOR_DB = 30.0          # peaks more than this below the frame's maximum are ignored
 WEIGHT_EXPONENT = 0.5         # peak weight = power ** this (0.5: magnitude)
 PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
-TONAL_MIN_HZ = 100.0          # tonalness ignores pure sub tones (tuned kicks)
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
-PITCHED_OFFSETS = ((-8, -6, 6, 8), (-16, -12, 12, 16))   # bins (0.67 Hz at 44.1 kHz)
-PITCHED_FACTOR = 8.0
-MIN_PITCHED_SHARE = 0.006     # share of power in partials of notes (pitched_share)
-MIN_PITCHED_PEAKS = 3         # ... counted from this many partials (over all frames) up
-MIN_COHERENCE = 0.2           # ... lying on one tuning grid (_share_of_notes)
-SECOND_NOTE_SHARE = 0.1       # ... the second note's power at least this times MIN_PITCHED_SHARE
-MIN_NOTE_RISE_DB = 5.0        # a bass-register note coming and going this much (note_rise_db)
-LOW_MIN_HZ = 25.0
-LOW_ALONE_BINS = (5, 18)      # a steady sub partial has no line this many bins away (3-12 Hz)
-LOW_ALONE_FACTOR = 4.0        # ... within a quarter of its power
-MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained_low_share)
 ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
                               # and up flip the real GiantSteps excerpt to G major, see benchmarks/RESULTS.md)
 PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
@@ -110,6 +100,12 @@ def _bin_range(n_fft: int, sample_rate: int) -> tuple[int, int]:
     return int(np.ceil(F_MIN_HZ / bin_hz)), int(np.floor(top / bin_hz)) + 1
 
 
+def tonal_band(spec: Spectrogram) -> tuple[int, int]:
+    """Bins of TONAL_MIN_HZ up to the chroma's top: where notes' partials are counted."""
+    lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
+    return max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate))), hi
+
+
 def _peaks(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Spectral peaks of every frame in F_MIN_HZ..F_MAX_HZ within PEAK_FLOOR_DB
     of the frame's maximum: (frame, freq Hz, power, prominent), one entry per peak."""
@@ -137,88 +133,6 @@ def _peaks(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
         neigh += spec.power[frame, np.clip(lo + k + off, 0, last)]
     prominent = b > 2.0 * neigh
     return frame, freq, b, prominent
-
-
-def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
-                  power: np.ndarray) -> float:
-    """Share of the TONAL_MIN_HZ..F_MAX_HZ power in peaks that stand
-    PITCHED_FACTOR times above the sum of the bins 6-8 or 12-16 away on both
-    sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
-    whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
-    noise and the comb a drum loop repeats at the beat rate stay under it.
-    Lines of that comb that still stand (`pitch.comb_lines`) are dropped, a
-    pair around a repeated note counts at the note; the
-    rest count when they hold two notes (the second's power at least
-    SECOND_NOTE_SHARE of the share's threshold: what is left of a drum loop is
-    one ring) and at least MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
-    lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
-    lo = max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate)))
-    total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
-    if total <= 0 or freq.size == 0:
-        return 0.0
-    upper = freq >= TONAL_MIN_HZ
-    frame, power = frame[upper], power[upper]
-    k = np.rint(freq[upper] * spec.n_fft / spec.sample_rate).astype(np.intp)
-    last = spec.power.shape[1] - 1
-    stands = np.zeros(power.size, dtype=bool)
-    for offsets in PITCHED_OFFSETS:
-        # the nearest offset alone rules most peaks out before the sum is taken
-        todo = np.flatnonzero(~stands)
-        todo = todo[power[todo] > PITCHED_FACTOR * spec.power[frame[todo],
-                                                              np.clip(k[todo] + offsets[-1], 0, last)]]
-        neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
-        stands[todo] = power[todo] > PITCHED_FACTOR * neigh
-    comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
-    freq, power = freq[~comb], power[stands][~comb]
-    if second_note_power(freq, power) < SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total:
-        return 0.0
-    return _share_of_notes(freq, power, total)
-
-
-def sustained_low_share(spec: Spectrogram) -> float:
-    """Share of the LOW_MIN_HZ..F_MAX_HZ power in steady sub partials: peaks
-    between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
-    the sum of the bins 3 and 4 away on both sides and LOW_ALONE_FACTOR times
-    above any bin 5-18 away (a held sub or a wobble's fundamental; a kick's
-    decaying ring is wider, and a click train's or a drum loop's comb has a
-    line every beat-rate Hz).
-    Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
-    bin_hz = spec.sample_rate / spec.n_fft
-    lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
-    top = _bin_range(spec.n_fft, spec.sample_rate)[1]
-    p = spec.power
-    if lo < LOW_ALONE_BINS[1] or hi + LOW_ALONE_BINS[1] >= p.shape[1]:
-        return 0.0
-    mid = p[:, lo:hi]
-    peak = (mid > p[:, lo - 1:hi - 1]) & (mid >= p[:, lo + 1:hi + 1])
-    neigh = p[:, lo - 4:hi - 4] + p[:, lo - 3:hi - 3] + p[:, lo + 3:hi + 3] + p[:, lo + 4:hi + 4]
-    # alone in its neighbourhood: no line within LOW_ALONE_BINS as strong (a
-    # click train's or a drum loop's comb has one every beat-rate Hz)
-    frame, k = np.nonzero(peak & (mid > PITCHED_FACTOR * neigh))
-    near, far = LOW_ALONE_BINS
-    offsets = np.concatenate([np.arange(-far, -near + 1), np.arange(near, far + 1)])
-    value = mid[frame, k]
-    others = p[frame[:, None], lo + k[:, None] + offsets].max(axis=1) if k.size else value
-    alone = value > LOW_ALONE_FACTOR * others
-    total = float(p[:, lo:top].sum(dtype=np.float64))
-    if total <= 0:
-        return 0.0
-    return _share_of_notes((lo + k[alone]) * bin_hz, value[alone].astype(np.float64), total)
-
-
-def _share_of_notes(freq: np.ndarray, power: np.ndarray, total: float) -> float:
-    """`power`'s share of `total` when its peaks are notes: at least
-    MIN_PITCHED_PEAKS of them (not a lone ring: a tom, a snare's body) on a
-    common tuning grid (the magnitude-weighted resultant of their semitone
-    phases at least MIN_COHERENCE; the lines of a click train or a drum loop,
-    spaced by the beat rate, fall anywhere between the semitones)."""
-    if freq.size < MIN_PITCHED_PEAKS:
-        return 0.0
-    w = np.sqrt(power)
-    phase = np.exp(2j * np.pi * 12.0 * np.log2(freq / 440.0))
-    if abs(np.sum(w * phase)) < MIN_COHERENCE * w.sum():
-        return 0.0
-    return float(power.sum() / total)
 
 
 def _fine_profile(frame: np.ndarray, semis: np.ndarray, weight: np.ndarray,
@@ -257,7 +171,7 @@ def _fold(fine: np.ndarray, tuning: float) -> np.ndarray:
 def chroma_frames(spec: Spectrogram) -> tuple[np.ndarray, float, float, float]:
     """Per-frame chroma (frames, 12), tuning offset in cents, tonalness
     (share of the 100 Hz-3.5 kHz power in prominent peaks, 0..1) and the
-    share in partials of notes (`pitched_share`)."""
+    share in partials of notes (`pitch.pitched_share`)."""
     n = spec.power.shape[0]
     frame, freq, power, prominent = _peaks(spec)
     if frame.size == 0:
@@ -271,13 +185,12 @@ def chroma_frames(spec: Spectrogram) -> tuple[np.ndarray, float, float, float]:
         fine += _fine_profile(frame[keep], semis[keep] - 12.0 * np.log2(h),
                               mag[keep] * HARMONIC_SLOPE ** (h - 1), n)
     chroma = _fold(fine, tuning)
-    lo, hi = _bin_range(spec.n_fft, spec.sample_rate)
-    lo = max(lo, int(np.ceil(TONAL_MIN_HZ * spec.n_fft / spec.sample_rate)))
+    lo, hi = tonal_band(spec)
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
     tonal = prominent & (freq >= TONAL_MIN_HZ)
     tonalness = float(power[tonal].sum() / total) if total > 0 else 0.0
     return (chroma, tuning * 100.0 / FINE_PER_SEMITONE, tonalness,
-            pitched_share(spec, frame, freq, power))
+            pitched_share(spec, frame, freq, power, (lo, hi)))
 
 
 def _unit_max(x: np.ndarray) -> np.ndarray:
@@ -398,7 +311,7 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
     runner_up = float(corr[order[1]] if order[0] == best_index else corr[order[0]])
     best = float(corr[best_index])
     has_pitch = (pitched >= MIN_PITCHED_SHARE
-                 or sustained_low_share(spec) >= MIN_SUSTAINED_LOW
+                 or sustained_low_share(spec, tonal_band(spec)[1]) >= MIN_SUSTAINED_LOW
                  or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION
                  or note_rise_db(spec, tuning_cents) >= MIN_NOTE_RISE_DB
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
