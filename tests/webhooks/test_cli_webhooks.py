@@ -112,14 +112,17 @@ def test_a_secret_without_whsec_is_a_usage_error(command):
     assert "whsec_" in result.stderr and "admin webhooks add" in result.stderr
 
 
+def default_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Listening:
     def __init__(self, *args: str) -> None:
         # Ctrl-C (SIGINT) stops it, even when the suite itself runs where SIGINT is
         # ignored (a background job of a script: `pytest ... &`), which a child inherits
         self.proc = subprocess.Popen(CLI + ["listen", "--port", "0", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                     start_new_session=True, preexec_fn=default_ctrl_c)
         line = self.proc.stderr.readline()
         match = re.search(r"Listening on (http://\S+?)(?:;| and)", line)
         assert match, line + self.proc.stderr.read()

@@ -98,16 +98,17 @@ MIN_SUSTAINED_LOW = 0.005     # share of power in steady sub partials (sustained
 
 def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
                   power: np.ndarray, band: tuple[int, int]) -> float:
-    """Share of the power in `band` (bins: TONAL_MIN_HZ up to the chroma's top) in peaks that stand
+    """Share of the power in `band` (bins from TONAL_MIN_HZ to the chroma's
+    top) in the peaks (`frame`, `freq`, `power`: `tonal._peaks`) that stand
     PITCHED_FACTOR times above the sum of the bins 6-8 or 12-16 away on both
     sides: partials of notes from ~0.15 s up (a stab, a plucked bass note),
-    whose main lobe the +-3-4 bin test of `_peaks` takes for a slope, while
-    noise and the comb a drum loop repeats at the beat rate stay under it.
-    Lines of that comb that still stand (`pitch.comb_lines`) are dropped, a
-    pair around a repeated note counts at the note; the
-    rest count when they hold two notes (the second's power at least
-    SECOND_NOTE_SHARE of the share's threshold: what is left of a drum loop is
-    one ring) and at least MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
+    whose main lobe the +-3-4 bin test of `tonal._peaks` takes for a slope,
+    while noise and the comb a drum loop repeats at the beat rate stay under
+    it. Lines of that comb that still stand (`comb_lines`) are dropped, a pair
+    around a repeated note counts at the note; the rest count when they hold
+    two notes (the second's power at least SECOND_NOTE_SHARE of the share's
+    threshold: what is left of a drum loop is one ring) and at least
+    MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
     lo, hi = band
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
     if total <= 0 or freq.size == 0:
@@ -120,8 +121,8 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     for offsets in PITCHED_OFFSETS:
         # the nearest offset alone rules most peaks out before the sum is taken
         todo = np.flatnonzero(~stands)
-        todo = todo[power[todo] > PITCHED_FACTOR * spec.power[frame[todo],
-                                                              np.clip(k[todo] + offsets[-1], 0, last)]]
+        nearest = spec.power[frame[todo], np.clip(k[todo] + offsets[-1], 0, last)]
+        todo = todo[power[todo] > PITCHED_FACTOR * nearest]
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
     comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
@@ -132,13 +133,13 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
 
 
 def sustained_low_share(spec: Spectrogram, top: int) -> float:
-    """Share of the power from LOW_MIN_HZ up to bin `top` (the chroma's) in steady sub partials: peaks
-    between LOW_MIN_HZ and TONAL_MIN_HZ that stand PITCHED_FACTOR times above
-    the sum of the bins 3 and 4 away on both sides and LOW_ALONE_FACTOR times
-    above any bin 5-18 away (a held sub or a wobble's fundamental; a kick's
-    decaying ring is wider, and a click train's or a drum loop's comb has a
-    line every beat-rate Hz).
-    Fewer than MIN_PITCHED_PEAKS such peaks count as none."""
+    """Share of the power from LOW_MIN_HZ up to bin `top` (the chroma's top)
+    in steady sub partials: peaks between LOW_MIN_HZ and TONAL_MIN_HZ that
+    stand PITCHED_FACTOR times above the sum of the bins 3 and 4 away on both
+    sides and LOW_ALONE_FACTOR times above any bin 5-18 away (a held sub or a
+    wobble's fundamental; a kick's decaying ring is wider, and a click train's
+    or a drum loop's comb has a line every beat-rate Hz). Fewer than
+    MIN_PITCHED_PEAKS such peaks count as none."""
     bin_hz = spec.sample_rate / spec.n_fft
     lo, hi = int(np.ceil(LOW_MIN_HZ / bin_hz)), int(np.ceil(TONAL_MIN_HZ / bin_hz))
     p = spec.power
