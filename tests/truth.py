@@ -176,7 +176,7 @@ def _render_groups(specs: list[dict], out: Path) -> None:
     if len(set(names)) < len(names):
         raise ValueError(f"duplicate track names in {names}")
     groups = [[specs[i] for i in group] for group in synth_module().master_groups(specs)]
-    dirs = [_spec_dir(group).with_name("group-" + _spec_dir(group).name) for group in groups]
+    dirs = [(one := _spec_dir(group)).with_name("group-" + one.name) for group in groups]
 
     def work_through(todo):               # one thread per child at a time
         while todo:                       # first what nobody is making, then wait for the rest
@@ -262,11 +262,9 @@ def prepare_ebu(rates) -> None:
     all need them to collect the loudness tests, wait for the slowest rate
     instead of for the sum of them."""
     missing = [rate for rate in dict.fromkeys(rates) if not (_ebu_dir(rate) / "expected.json").exists()]
-    if len(missing) > 1:
+    if missing:
         with ThreadPoolExecutor(len(missing)) as pool:
             list(pool.map(ebu_signals, missing))
-    elif missing:
-        ebu_signals(missing[0])
 
 
 # --- the licensed real clips (../shared only) ----------------------------------
