@@ -28,6 +28,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.server.auth import bearer
 from trackgrade.server.envelope import json_response
 from trackgrade.server.lifecycle import UPLOAD_FIELD
+from trackgrade.server.lifecycle.tokens import token_invalid
 from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.worker import Job
 
@@ -44,15 +45,17 @@ class MalformedUpload(TrackgradeError):
         super().__init__("upload_incomplete", message, param=UPLOAD_FIELD)
 
 
-def check_upload_size(size: int, file_name: str, max_bytes: int, *, overhead: int = 0) -> None:
+def check_upload_size(size: int, file_name: str | None, max_bytes: int, *,
+                      overhead: int = 0) -> None:
     """413 `file_too_large` over the server's limit or the declared format's
-    (spec section 8), from a size alone: nothing is sniffed."""
+    (spec section 8; None: not known yet), from a size alone: nothing is sniffed."""
     from trackgrade.engine.decode import check_declared_size
 
     if size > max_bytes + overhead:
         raise TrackgradeError("file_too_large", f"the upload is {size} bytes; files may be at "
                               f"most {max_bytes} bytes")
-    check_declared_size(max(0, size - overhead), file_name)
+    if file_name is not None:
+        check_declared_size(max(0, size - overhead), file_name)
 
 
 def read_upload(max_bytes: int, file_name: str) -> bytes:
@@ -120,8 +123,7 @@ def blueprint(ctx) -> Blueprint:
     def upload(analysis_id: str):
         token = bearer(request.headers.get("Authorization"))
         if not is_uuid(analysis_id):
-            raise TrackgradeError("upload_token_invalid", "the upload token is missing, invalid, "
-                                  "expired or already used; submit the analysis again")
+            raise token_invalid()
         row = ctx.lifecycle.upload_row(analysis_id, token)
         livemode = bool(row["livemode"])
         executor = ctx.executor_for(livemode)
