@@ -233,7 +233,7 @@ class Gate:
         else:
             if now >= entry.expires_at:
                 raise Refused(token_invalid())
-            owners = (f"account:{entry.account_id}", f"key:{entry.key_id}")
+            owners = (f"key:{entry.key_id}", f"account:{entry.account_id}")
             deadline, file_name = entry.expires_at, entry.file_name
             try:
                 check_room(self.ctx.executor_for(entry.livemode))

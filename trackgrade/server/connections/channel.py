@@ -33,7 +33,7 @@ access_log = logging.getLogger("trackgrade.access")
 
 LINGER_S = 2.0
 RATE_WINDOW_S = 5.0
-IDLE_FLOOR_S = 2.0           # the shortest idle keep-alive, on a full server
+CROWDED_IDLE_S = 5.0         # idle keep-alive once half the connection cap is open
 
 # waitress error status -> our code (status follows from the code)
 _WAITRESS_CODES = {400: "parameter_invalid", 413: "request_too_large", 431: "request_too_large",
@@ -269,14 +269,12 @@ class GuardedChannel(HTTPChannel):
 
 
 def idle_timeout(open_channels: int, max_connections: int, channel_timeout: float) -> float:
-    """How long an idle keep-alive connection is kept: `channel_timeout` while
-    at most half of `max_connections` are open, then less and less, down to
-    IDLE_FLOOR_S when all are (idle connections make room for new clients)."""
-    half = max_connections / 2
-    if max_connections <= 0 or open_channels <= half:
-        return channel_timeout
-    crowding = min(1.0, (open_channels - half) / half)
-    return max(IDLE_FLOOR_S, channel_timeout - crowding * (channel_timeout - IDLE_FLOOR_S))
+    """How long an idle keep-alive connection is kept: `channel_timeout`, or
+    CROWDED_IDLE_S once half of `max_connections` are open (idle connections
+    then make room for new clients instead of holding the cap)."""
+    if max_connections > 0 and open_channels * 2 >= max_connections:
+        return min(channel_timeout, CROWDED_IDLE_S)
+    return channel_timeout
 
 
 def enforce_deadlines(server, now: float) -> None:
