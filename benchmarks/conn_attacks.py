@@ -64,9 +64,11 @@ def stalled_store(args) -> None:
                 finally:
                     server.stop()
             slow = sum(1 for s in lat if s > 1.0)
+            resets = sum(1 for s in lat if s == float("inf"))
             print(f"{name}: GET /v1/openapi.json x{len(lat)} with PostgreSQL stopped: "
                   f"median {lat[len(lat) // 2] * 1e3:.0f} ms, worst {lat[-1] * 1e3:.0f} ms, "
-                  f"{slow} over 1 s")
+                  f"{slow} over 1 s ({resets} reset); all (ms): "
+                  + ", ".join("reset" if s == float("inf") else f"{s * 1e3:.0f}" for s in lat))
 
 
 def upload_memory(args) -> None:

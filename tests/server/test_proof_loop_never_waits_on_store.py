@@ -55,7 +55,7 @@ def openapi_latency(url: str) -> float:
 
 def stalled_store_latencies(url: str, halt, tries: int = 16) -> list[float]:
     """`halt()` the store, then time `tries` GETs of the OpenAPI document
-    while a body is in progress and small POSTs keep coming."""
+    while a body is in progress and small POSTs keep coming (a reset: inf)."""
     parts = urlsplit(url)
     openapi_latency(url)                                   # warm
     halt()
@@ -69,7 +69,11 @@ def stalled_store_latencies(url: str, halt, tries: int = 16) -> list[float]:
         time.sleep(0.5)
         latencies = []
         for _ in range(tries):
-            latencies.append(openapi_latency(url))
+            started = time.monotonic()
+            try:
+                latencies.append(openapi_latency(url))
+            except OSError:                   # reset or unanswered: as slow as it gets
+                latencies.append(float("inf") if time.monotonic() - started < 30 else 30.0)
             time.sleep(0.25)
         return latencies
     finally:

@@ -75,12 +75,23 @@ def read_upload(max_bytes: int, file_name: str) -> bytes:
         raise MalformedUpload(f"the multipart file part {UPLOAD_FIELD!r} is missing or the "
                               "form is incomplete (send it as a file part, e.g. curl -F "
                               f"{UPLOAD_FIELD}=@track.wav)")
-    data = part.stream.getvalue()
+    data = part.stream.getvalue()        # BytesIO shares its buffer here: no copy
     part.stream.close()
+    release_body()
     if not data:
         raise MalformedUpload(f"the file part {UPLOAD_FIELD!r} is empty; send the audio bytes")
     check_upload_size(len(data), file_name, max_bytes)
     return data
+
+
+def release_body() -> None:
+    """Free waitress's in-memory copy of the whole request body now that the
+    form is parsed (`wsgi.input` is waitress's BytesIO), instead of when the
+    request ends: otherwise it lives on beside the parsed bytes and the copy
+    pickled to the worker (3.2x the file at the peak, measured; 2.1x without)."""
+    stream = request.environ.get("wsgi.input")
+    if stream is not None and hasattr(stream, "close"):
+        stream.close()
 
 
 def check_audio(data: bytes, file_name: str, max_bytes: int) -> None:
