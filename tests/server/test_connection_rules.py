@@ -117,3 +117,28 @@ def test_one_key_holds_at_most_its_share_of_the_body_budget():
     assert budget.reserve(200 * 2**20, ("key:k4", "account:c")) == SERVER
     budget.release(200 * 2**20, owners)
     assert budget.by_owner == {"account:b": 200 * 2**20, "key:k3": 200 * 2**20}
+
+
+def test_a_canceled_upload_loses_its_reservation_and_connection_at_once(server):
+    """An upload in progress whose analysis is canceled: its connection is
+    closed and its bytes returned within the once-a-second check (before,
+    they stayed reserved for as long as the client kept trickling)."""
+    key, _ = server.key("test")
+    accepted = server.submit(key).json
+    budget = server.running.server.trackgrade_gate.budget
+    path = urlsplit(accepted["upload"]["url"]).path
+    declared = 4 * 2**20
+    deadline = time.monotonic() + 10
+    while budget.held and time.monotonic() < deadline:    # earlier requests' bodies
+        time.sleep(0.02)
+    with _connect(server.url) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     f"{accepted['upload']['token']}\r\nContent-Type: multipart/form-data; "
+                     f"boundary=b\r\nContent-Length: {declared}\r\n\r\n".encode() + b"x" * 1000)
+        while budget.held < declared and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert budget.held >= declared
+        reply = server.request("DELETE", f"/v1/analyses/{accepted['id']}", key=key)
+        assert reply.status == 200 and reply.json["error"]["code"] == "analysis_canceled"
+        assert _closed_by_server(sock, 3)
+        assert budget.held < declared
