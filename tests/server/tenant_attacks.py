@@ -7,13 +7,12 @@ code too, for the before/after figures).
 their uploads declaring sizes that add up to exactly the server's body budget
 (scaled down by configuration: 1 MiB uploads, a 2.5 MiB budget), then
 trickles each body at twice the minimum body rate. Meanwhile another tenant
-sends its 27-byte `POST /v1/analyses` every `victim_every` seconds; each
+sends its 26-byte `POST /v1/analyses` every `victim_every` seconds; each
 answer's status and latency is recorded. The upload token lives
 `token_ttl` seconds: then the attacker's connections should be closed."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 import threading
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from tests.server.serve_process import ServeProcess, make_key
+from tests.server.server_harness import request
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -31,7 +31,6 @@ BUDGET = 5 * MiB // 2
 ATTACK_SIZES = (MAX_UPLOAD, MAX_UPLOAD, BUDGET - 2 * MAX_UPLOAD)   # 200+200+112 MiB, scaled
 MIN_RATE = 1 * KiB
 TRICKLE_RATE = 2 * KiB                                             # bytes/s on each upload
-VICTIM_BODY = b'{"file_name":"victim.wav"}'
 
 
 def attack_env(token_ttl: int) -> dict:
@@ -84,20 +83,13 @@ class AttackResult:
                 f"{self.token_ttl:.0f} s): {trickles}")
 
 
-def _post_analysis(url: str, key: str) -> tuple[int, str, float]:
-    parts = urlsplit(url)
+def _post_analysis(url: str, key: str, file_name: str = "victim.wav"):
+    """(reply, milliseconds) of one `POST /v1/analyses` (26 bytes for the victim)."""
     started = time.perf_counter()
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    try:
-        conn.request("POST", "/v1/analyses", body=VICTIM_BODY, headers={
-            "Authorization": f"Bearer {key}", "Content-Type": "application/json",
-            "Idempotency-Key": str(uuid.uuid4())})
-        resp = conn.getresponse()
-        body = json.loads(resp.read() or b"{}")
-    finally:
-        conn.close()
-    code = body.get("error", {}).get("code", "") if resp.status >= 400 else ""
-    return resp.status, code, (time.perf_counter() - started) * 1e3
+    reply = request(url, "POST", "/v1/analyses", key=key, idem=str(uuid.uuid4()),
+                    raw=b'{"file_name":"%s"}' % file_name.encode(),
+                    headers={"Content-Type": "application/json"})
+    return reply, (time.perf_counter() - started) * 1e3
 
 
 def _rest_of_answer(sock: socket.socket, data: bytes) -> dict:
@@ -165,16 +157,10 @@ def body_budget_attack(data_dir, *, token_ttl: int = 8, victim_for: float = 12.0
         attacker, _ = make_key("test", data_dir=str(data_dir))
         victim, _ = make_key("test", data_dir=str(data_dir))
         accepted = []
-        for size in ATTACK_SIZES:
-            parts = urlsplit(serve.url)
-            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-            conn.request("POST", "/v1/analyses", body=b'{"file_name":"big.wav"}', headers={
-                "Authorization": f"Bearer {attacker}", "Content-Type": "application/json",
-                "Idempotency-Key": str(uuid.uuid4())})
-            resp = conn.getresponse()
-            assert resp.status == 202, resp.read()
-            accepted.append(json.loads(resp.read()))
-            conn.close()
+        for _ in ATTACK_SIZES:
+            reply, _ = _post_analysis(serve.url, attacker, "big.wav")
+            assert reply.status == 202, reply.body
+            accepted.append(reply.json)
         for doc, size in zip(accepted, ATTACK_SIZES):
             trickle = Trickle(size)
             result.trickles.append(trickle)
@@ -186,8 +172,9 @@ def body_budget_attack(data_dir, *, token_ttl: int = 8, victim_for: float = 12.0
         time.sleep(1.0)
         begun = time.monotonic()
         while time.monotonic() - begun < victim_for:
-            status, code, ms = _post_analysis(serve.url, victim)
-            result.victim.append((time.monotonic() - begun, status, code))
+            reply, ms = _post_analysis(serve.url, victim)
+            result.victim.append((time.monotonic() - begun, reply.status,
+                                  reply.error["code"] if reply.status >= 400 else ""))
             result.latencies_ms.append(ms)
             time.sleep(victim_every)
         for thread in threads:

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from tests.server.hostile_http import vm_kb
 from tests.server.serve_process import ServeProcess, make_key
-from tests.server.server_harness import multipart, wav_bytes
+from tests.server.server_harness import multipart, request, wav_bytes
 
 MiB = 1024 * 1024
 
@@ -34,12 +34,10 @@ def upload_peak(data_dir, mib: int, *, env: dict | None = None, cwd=None
         key, _ = make_key("live", data_dir=str(data_dir))
         parts = urlsplit(serve.url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
-        conn.request("POST", "/v1/analyses", body=b'{"file_name":"big.wav"}', headers={
-            "Authorization": f"Bearer {key}", "Content-Type": "application/json",
-            "Idempotency-Key": str(uuid.uuid4())})
-        resp = conn.getresponse()
-        accepted = json.loads(resp.read())
-        assert resp.status == 202, accepted
+        reply = request(serve.url, "POST", "/v1/analyses", key=key, idem=str(uuid.uuid4()),
+                        body={"file_name": "big.wav"})
+        assert reply.status == 202, reply.body
+        accepted = reply.json
         time.sleep(0.5)
         pid = serve.proc.pid
         before = vm_kb(pid, "VmRSS")
