@@ -102,6 +102,7 @@ class ServerContext:
             # the others; only a store's single server may take them at once
             self.webhooks.start(exclusive=not getattr(self.store, "shared", False))
         if self._sweeper is None:
+            self._next_sweep = time.monotonic() + self.settings.sweep_interval
             self._sweeper = threading.Thread(target=self._sweep_loop, name="trackgrade-sweeper",
                                              daemon=True)
             self._sweeper.start()
