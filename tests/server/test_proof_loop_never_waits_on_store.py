@@ -82,7 +82,7 @@ def stalled_store_latencies(url: str, halt, tries: int = 16) -> list[float]:
         poster.join(15)
 
 
-@pytest.mark.slow(seconds=12)
+@pytest.mark.slow(seconds=20)
 def test_the_openapi_document_answers_fast_while_the_store_stalls(postgres_server):
     database = postgres_server.create_database()
     server = ServeProcess(None, database=database, require=True,

@@ -12,15 +12,18 @@ the one it holds is closed when its token expires."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.server.tenant_attacks import body_budget_attack
 
 
+@pytest.mark.slow(seconds=20)
 def test_a_key_holder_trickling_uploads_never_blocks_another_tenant(tmp_path):
     ttl = 8
     result = body_budget_attack(tmp_path / "data", token_ttl=ttl, victim_for=ttl + 3.0)
     print("\n" + result.summary())
     assert result.victim and result.statuses() == {202: len(result.victim)}, result.summary()
-    assert max(result.latencies_ms) < 3000, result.summary()
+    assert max(result.latencies_ms) < 5000, result.summary()      # answered, never held
     held = [t for t in result.trickles if t.refused is None]
     refused = [t for t in result.trickles if t.refused is not None]
     assert len(held) == 1 and len(refused) == 2, result.summary()

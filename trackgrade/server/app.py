@@ -34,10 +34,10 @@ from trackgrade.server.webhooks import (
 from trackgrade.server.worker import Executor, ProcessExecutor, ThreadExecutor
 
 log = logging.getLogger("trackgrade.server")
-# the sweeper thread reads the maintenance switch at least this often
-MAINTENANCE_REFRESH_S = 1.0
 access_log = logging.getLogger("trackgrade.access")
 
+# the sweeper thread reads the maintenance switch at least this often
+MAINTENANCE_REFRESH_S = 1.0
 
 
 class InMemoryRequest(Request):

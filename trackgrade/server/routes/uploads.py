@@ -88,7 +88,8 @@ def release_body() -> None:
     """Free waitress's in-memory copy of the whole request body now that the
     form is parsed (`wsgi.input` is waitress's BytesIO), instead of when the
     request ends: otherwise it lives on beside the parsed bytes and the copy
-    pickled to the worker (3.2x the file at the peak, measured; 2.1x without)."""
+    pickled to the worker (a 200 MiB WAV: 3.2x the file at the peak before,
+    2.2x now; benchmarks/results/conn.md)."""
     stream = request.environ.get("wsgi.input")
     if stream is not None and hasattr(stream, "close"):
         stream.close()
