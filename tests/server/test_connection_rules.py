@@ -142,3 +142,19 @@ def test_a_canceled_upload_loses_its_reservation_and_connection_at_once(server):
         assert reply.status == 200 and reply.json["error"]["code"] == "analysis_canceled"
         assert _closed_by_server(sock, 3)
         assert budget.held < declared
+
+
+def test_an_upload_to_an_analysis_no_longer_awaiting_is_401_from_its_head(server):
+    """Its token is genuine but opens nothing any more: refused from the head
+    without the store (the server made every analysis it serves), never
+    admitted to hold body bytes."""
+    key, _ = server.key("test")
+    accepted = server.submit(key).json
+    assert server.request("DELETE", f"/v1/analyses/{accepted['id']}", key=key).status == 200
+    path = urlsplit(accepted["upload"]["url"]).path
+    with _connect(server.url) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     f"{accepted['upload']['token']}\r\nContent-Type: multipart/form-data; "
+                     f"boundary=b\r\nContent-Length: {4 * 2**20}\r\n\r\n".encode())
+        status, _, error = read_answer(sock)
+    assert status == 401 and error["code"] == "upload_token_invalid"

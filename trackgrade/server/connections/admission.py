@@ -18,7 +18,10 @@ thread); then:
   declared size must fit the server's limit and the limit of the format the
   submitted `file_name` declares (413 `file_too_large`, which fails the
   analysis as the app would). The analysis's account, key, `file_name` and
-  deadline come from the lifecycle's in-memory `AwaitingUploads`;
+  deadline come from the lifecycle's in-memory `AwaitingUploads` (on a store
+  of its own the server made every analysis, so one it does not know awaits
+  nothing: 401; on a shared database, one another node made moments ago is
+  admitted under an "unattributed" share until the next sweep learns of it);
 - every other route: at most `max_json_bytes` (413 `request_too_large`).
 
 `BodyBudget` bounds the body bytes held by all requests together (waitress
@@ -228,7 +231,10 @@ class Gate:
         entry = lifecycle.awaiting.get(analysis_id)
         now = lifecycle.clock.time()
         max_bytes = self.settings.max_upload_bytes
-        if entry is None:          # created elsewhere moments ago, or not awaiting: the route knows
+        if entry is None:
+            if not lifecycle.shared:   # this process made every analysis: none awaits this
+                raise Refused(token_invalid())
+            # another node made it moments ago, or it awaits nothing: the route knows
             owners, deadline, file_name = (UNATTRIBUTED,), now + lifecycle.upload_ttl, None
         else:
             if now >= entry.expires_at:

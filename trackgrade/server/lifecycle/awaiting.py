@@ -13,8 +13,10 @@ upload deadline (the end of the reservation). This directory answers that:
   (a shared PostgreSQL store) are read from the `uploads` markers, and those
   no longer awaiting (ended elsewhere) are dropped.
 
-An upload whose analysis is not (yet) known here is admitted under a shared
-"unattributed" share; the route checks the token against the store anyway.
+On a store of its own (not shared) this process made every analysis, so the
+directory is complete; on a shared database an analysis another node made
+moments ago may not be here yet (the admission then uses a shared
+"unattributed" share; the route checks the token against the store anyway).
 """
 
 from __future__ import annotations
