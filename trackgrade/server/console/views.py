@@ -19,6 +19,7 @@ from flask import Blueprint, Response, g, redirect, request
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import admin, documents
 from trackgrade.server.console import pages, signin
+from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.webhooks import endpoints
 
 COOKIE = "tg_console"
@@ -66,6 +67,7 @@ def blueprint(ctx) -> Blueprint:
 
     def render(template: str, status: int = 200, **values) -> Response:
         session = g.get("console")
+        values.setdefault("nav", "")
         html = environment().get_template(template).render(
             session=session, csrf=session.csrf if session else "",
             account_id=session.account_id if session else "",
@@ -232,7 +234,7 @@ def blueprint(ctx) -> Blueprint:
         listing = pages.analyses(store, account_id, mode, after=request.args.get("after"),
                                  before=request.args.get("before"))
         return render("analyses.html.j2", nav="analyses", mode=mode, base=public_base(),
-                      snippet=pages.embed_snippet, **listing)
+                      snippet=pages.embed_snippet, cursor=listing_cursor(), **listing)
 
     @bp.get("/analyses/<analysis_id>")
     @page
@@ -249,8 +251,16 @@ def blueprint(ctx) -> Blueprint:
                         headers={"Content-Security-Policy": REPORT_CSP})
 
     def back_to_list(row: dict, notice: str) -> Response:
+        """303 to the page of the list the form was on (its cursor, if any, is
+        an analysis id: nothing else from the form reaches the URL)."""
         mode = "live" if row.get("livemode") else "test"
-        return see_other(f"/console/analyses?mode={mode}&notice={notice}#a-{row['id']}")
+        cursor = ""
+        for name in ("after", "before"):
+            value = request.form.get(name, "")
+            if is_uuid(value):
+                cursor = f"&{name}={value}"
+                break
+        return see_other(f"/console/analyses?mode={mode}{cursor}&notice={notice}#a-{row['id']}")
 
     @bp.post("/analyses/<analysis_id>/embed")
     @action
@@ -271,6 +281,14 @@ def blueprint(ctx) -> Blueprint:
                 raise
             return back_to_list(row, "not_cancelable")
         return back_to_list(row, "canceled")
+
+    def listing_cursor() -> dict:
+        """The page's own cursor, carried by its forms so an action returns there."""
+        for name in ("after", "before"):
+            value = request.args.get(name, "")
+            if is_uuid(value):
+                return {"name": name, "value": value}
+        return {}
 
     def public_base() -> str:
         """The service's address for the badge snippet: public_base_url, else
