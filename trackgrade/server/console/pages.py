@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from trackgrade.display import score_tier
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import admin, documents, queries
 from trackgrade.server.auth import caller_for
@@ -146,6 +147,7 @@ def analysis_item(row: dict) -> dict:
     return {"id": row["id"], "file_name": row["file_name"], "status": row["status"],
             "external_id": row.get("external_id"),
             "score": doc.get("score") if complete else None,
+            "tier": score_tier(doc["score"]) if complete and "score" in doc else "",
             "grade": grade.get("letter", "") if complete else "",
             "genre": genre.get("name", "") if complete else "",
             "error": (doc.get("error") or {}).get("code", "") if row["status"] == "failed" else "",

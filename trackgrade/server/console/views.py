@@ -55,7 +55,13 @@ def environment():
 
 @lru_cache(maxsize=1)
 def report_css() -> bytes:
-    return resources.files("trackgrade.report").joinpath("templates", "report.css").read_bytes()
+    """The report's stylesheet, plus one `--tier` colour per score tier from the
+    report's own table (the console colours scores as the report does)."""
+    from trackgrade.report.context import TIER_COLOUR
+
+    tiers = "".join(f".tier-{name}{{--tier:{colour}}}\n" for name, colour in TIER_COLOUR.items())
+    css = resources.files("trackgrade.report").joinpath("templates", "report.css").read_bytes()
+    return css + b"\n/* score tiers (trackgrade.report.context.TIER_COLOUR) */\n" + tiers.encode()
 
 
 def blueprint(ctx) -> Blueprint:
