@@ -24,6 +24,7 @@ import pytest
 
 from trackgrade.server import admin, accounts
 from trackgrade.server.clock import SystemClock
+from trackgrade.server.store import new_event
 from trackgrade.server.webhooks import endpoints
 
 from tests.browser import Browser
@@ -301,14 +302,21 @@ def test_another_accounts_ids_are_404_and_nothing_changes(world, page):
     shoot(page, "not-found")
     page.navigate(f"{server.url}/console/webhooks/{hook['id']}")
     assert status_of(page, f"/console/webhooks/{hook['id']}") == 404
+    their_event = new_event("analysis.completed", {"id": theirs["id"]},
+                            account_id=world["their_account"], livemode=False,
+                            created=time.time())
+    with server.store.transaction() as txn:
+        txn.put("events", {**their_event, "state": "dispatched"})
     cookie, csrf = session_cookie(world)
     for path in (f"/console/keys/{their_key_id}/revoke", f"/console/webhooks/{hook['id']}/remove",
+                 f"/console/events/{their_event['id']}/resend",
                  f"/console/webhooks/{hook['id']}/rotate", f"/console/analyses/{theirs['id']}/cancel",
                  f"/console/analyses/{theirs['id']}/embed"):
         answer = form_post(world, path, {"csrf": csrf, "on": "1"}, cookie)
         assert answer.status == 404, (path, answer.status)
     assert server.store.get("keys", their_key_id)["revoked_at"] is None
     assert server.store.get("webhooks", hook["id"])["secret"] == their_secret
+    assert server.store.select("deliveries.by_event", (their_event["id"],)) == []
     assert server.store.get("analyses", theirs["id"])["status"] == "processing"
     assert not server.store.get("analyses", theirs["id"]).get("embed")
 
