@@ -176,3 +176,18 @@ def test_an_existing_database_gets_the_delivery_log_index(postgres_url):
     finally:
         store.close()
     assert schema.SCHEMA_VERSION == 2
+
+
+def test_serve_no_console_leaves_it_out(tmp_path):
+    serve = ServeProcess(tmp_path / "data", "--no-console", require=True)
+    try:
+        answer = request(serve.url, "GET", "/console")
+        assert answer.status == 404 and answer.json["error"]["code"] == "route_not_found"
+        assert request(serve.url, "GET", "/v1/openapi.json").status == 200
+    finally:
+        serve.stop()
+    serve = ServeProcess(tmp_path / "data", require=True)       # on by default
+    try:
+        assert request(serve.url, "GET", "/console").status == 303
+    finally:
+        serve.stop()

@@ -208,8 +208,13 @@ def test_the_console_through_the_readme_nginx_configuration(proxied):
     status, _, page = fetch(proxied, "POST", "/console/keys", headers=form,
                             body=urlencode({"csrf": csrf, "mode": "test"}).encode())
     assert status == 200 and b'value="svc_test_' in page
+    secret = re.search(rb'value="(svc_test_[^"]+)"', page).group(1).decode()
     status, _, _ = fetch(proxied, "POST", "/console/keys", headers=form,
                          body=urlencode({"mode": "test"}).encode())
     assert status == 403
     # the link is spent
     assert fetch(proxied, "GET", f"{target.path}?{target.query}")[0] == 403
+    # no secret in the server's log: not the key, the link's token or the session's
+    logged = proxied["serve"].output
+    for value in (secret, target.query.split("=", 1)[1], session.split("=", 1)[1]):
+        assert value not in logged

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.clock import Clock, SystemClock, isoformat
-from trackgrade.server.store import Store, Txn, new_event, new_id
+from trackgrade.server.store import Store, StoreError, Txn, new_event, new_id
 
 PLANS = ("free", "pro", "studio", "partner")
 ELIGIBLE_PLANS = frozenset({"pro", "studio", "partner"})
@@ -163,11 +163,14 @@ def note_use(store: Store, key_id: str, clock: Clock) -> None:
     if now - _noted.get(key_id, float("-inf")) < NOTE_USE_EVERY_S:
         return
     _noted[key_id] = now
-    with store.transaction(durable=False) as txn:
-        key = txn.get("keys", key_id)
-        if key is not None and not key.get("revoked_at"):
-            key["last_used_at"] = isoformat(clock.now())
-            txn.put("keys", key)
+    try:
+        with store.transaction(durable=False) as txn:
+            key = txn.get("keys", key_id)
+            if key is not None and not key.get("revoked_at"):
+                key["last_used_at"] = isoformat(clock.now())
+                txn.put("keys", key)
+    except StoreError:          # a store that cannot write (disk full): reads still answer
+        _noted.pop(key_id, None)
 
 
 def key_limits(key: dict, account: dict) -> Limits:
