@@ -17,6 +17,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
+from tests.server.backends import BACKENDS
 from tests.server.server_harness import request, start
 from tests.server.serve_process import ServeProcess, make_key
 from trackgrade.server import admin
@@ -24,18 +25,6 @@ from trackgrade.server.clock import SystemClock
 from trackgrade.server.console import signin
 from trackgrade.server.store import new_event, open_store
 from trackgrade.server.webhooks import state
-
-
-def _tinydb(request, tmp_path):
-    return lambda: open_store(tmp_path / "data")
-
-
-def _postgres(request, tmp_path):
-    url = request.getfixturevalue("postgres_url")
-    return lambda: open_store(database=url, pool_size=4)
-
-
-BACKENDS = {"tinydb": _tinydb, "postgres": _postgres}
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -173,6 +173,7 @@ def test_endpoint_added_and_its_delivery_log_after_real_deliveries_to_listen(wor
     assert status_of(page, "/console/webhooks") == 400
     assert page.evaluate("document.querySelector('.problem') !== null")
     assert page.evaluate("document.querySelector('#add b')") is None
+    assert "pw" not in page.evaluate("document.querySelector('input[name=url]').value")
     assert endpoints.list_endpoints(server.store, world["account"]) == []
     port = free_port()
     url = f"http://127.0.0.1:{port}/hooks"

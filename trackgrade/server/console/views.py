@@ -21,6 +21,7 @@ from trackgrade.server import admin, documents
 from trackgrade.server.console import pages, signin
 from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.webhooks import endpoints
+from trackgrade.server.webhooks.addresses import redacted
 
 COOKIE = "tg_console"
 SIGNED_OUT = "/console/signed-out"
@@ -195,7 +196,7 @@ def blueprint(ctx) -> Blueprint:
         except TrackgradeError as err:
             if err.code != "parameter_invalid":
                 raise
-            return webhooks_page(account_id, 400, problem=err.message, url=url)
+            return webhooks_page(account_id, 400, problem=err.message, url=redacted(url))
         return webhooks_page(account_id, created={"id": made["id"], "secret": made["secret"]})
 
     @bp.get("/webhooks/<endpoint_id>")
