@@ -55,6 +55,10 @@ def post(server, path, fields, cookie):
 def test_sign_in_keys_and_the_delivery_log_on_each_store(served):
     server = served
     key, account = server.key("test")
+    peeked = urlsplit(admin.console_link(server.store, account, server.url)["url"])
+    # a HEAD (a link checker, a chat preview) never spends a link
+    assert server.request("HEAD", f"{peeked.path}?{peeked.query}").status == 200
+    assert server.request("GET", f"{peeked.path}?{peeked.query}").status == 303
     link, cookie, csrf = sign_in(server, account)
     token = link.split("token=", 1)[1]
     # the link is spent; only hashes are stored, never a token

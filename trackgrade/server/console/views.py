@@ -121,6 +121,8 @@ def blueprint(ctx) -> Blueprint:
     @bp.get("/login")
     def login():
         g.console = None
+        if request.method == "HEAD":        # a link checker's look spends nothing
+            return render("signed_out.html.j2")
         try:
             session = signin.sign_in(store, request.args.get("token"), clock=ctx.clock)
         except signin.SignInRefused:
