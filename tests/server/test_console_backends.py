@@ -184,3 +184,36 @@ def test_serve_no_console_leaves_it_out(tmp_path):
         assert request(serve.url, "GET", "/console").status == 303
     finally:
         serve.stop()
+
+
+def test_a_full_disk_answers_a_503_page_and_reads_still_work(tmp_path):
+    import resource
+
+    data = tmp_path / "data"
+    _, account = make_key("test", data_dir=str(data))
+    serve = ServeProcess(data, env={"TRACKGRADE_RETRY_AFTER": "7"}, require=True)
+    try:
+        done = subprocess.run([sys.executable, "-m", "trackgrade", "admin", "console-link",
+                               "--account", account, "--data", str(data), "--base-url", serve.url,
+                               "--json"], capture_output=True, text=True, timeout=60)
+        target = urlsplit(json.loads(done.stdout)["url"])
+        cookie = request(serve.url, "GET", f"{target.path}?{target.query}") \
+            .header("set-cookie").split(";")[0]
+        page = request(serve.url, "GET", "/console/keys", headers={"Cookie": cookie})
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.body.decode()).group(1)
+        journal = sorted(data.glob("journal-*.log"))[-1]
+        soft, hard = resource.prlimit(serve.proc.pid, resource.RLIMIT_FSIZE)
+        resource.prlimit(serve.proc.pid, resource.RLIMIT_FSIZE, (journal.stat().st_size, hard))
+        try:
+            made = request(serve.url, "POST", "/console/keys", headers={
+                "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
+                raw=urlencode({"csrf": csrf, "mode": "test"}).encode())
+            assert made.status == 503 and made.header("retry-after") == "7"
+            assert made.header("content-type").startswith("text/html")
+            assert b"svc_test_" not in made.body
+            assert request(serve.url, "GET", "/console/keys",
+                           headers={"Cookie": cookie}).status == 200     # reads still work
+        finally:
+            resource.prlimit(serve.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
+    finally:
+        serve.stop()

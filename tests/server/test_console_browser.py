@@ -374,3 +374,20 @@ def test_no_console_turns_it_off():
         assert server.request("GET", "/v1/openapi.json").status == 200
     finally:
         server.stop()
+
+
+def test_in_maintenance_the_console_answers_a_503_page():
+    server = start()
+    try:
+        _, account = server.key("test")
+        link = urlsplit(admin.console_link(server.store, account, server.url,
+                                           clock=server.clock)["url"])
+        admin.set_maintenance(server.store, True)
+        answer = server.request("GET", f"{link.path}?{link.query}")
+        assert answer.status == 503 and answer.header("retry-after")
+        assert answer.header("content-type").startswith("text/html")
+        assert answer.header("x-frame-options") == "DENY" and b"maintenance" in answer.body
+        admin.set_maintenance(server.store, False)          # the link was not spent
+        assert server.request("GET", f"{link.path}?{link.query}").status == 303
+    finally:
+        server.stop()

@@ -20,6 +20,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.server import admin, documents
 from trackgrade.server.console import pages, signin
 from trackgrade.server.routes.common import is_uuid
+from trackgrade.server.store import StoreError
 from trackgrade.server.webhooks import endpoints
 from trackgrade.server.webhooks.addresses import redacted
 
@@ -115,7 +116,16 @@ def blueprint(ctx) -> Blueprint:
 
     @bp.errorhandler(TrackgradeError)
     def _error(err: TrackgradeError):
-        return render("error.html.j2", err.http_status, error=err)
+        """The API's error as a page: its status and headers (a 503's Retry-After)."""
+        response = render("error.html.j2", err.http_status, error=err)
+        response.headers.update(err.headers)
+        return response
+
+    @bp.errorhandler(StoreError)
+    def _store(exc: StoreError):
+        return _error(TrackgradeError(
+            "service_unavailable", "the service's storage is unavailable; reload in a moment",
+            headers={"Retry-After": str(max(1, int(ctx.settings.retry_after)))}))
 
     # ------------------------------------------------------------ sign-in
     @bp.get("/login")
