@@ -31,7 +31,8 @@ def serve(
         "--console/--no-console", help="Serve the developer console at /console "
         "(or TRACKGRADE_CONSOLE).", show_default="on")] = True,
 ) -> None:
-    """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) on waitress."""
+    """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) and the developer
+    console (/console) on waitress."""
     from trackgrade.config import load_settings
     from trackgrade.cli.errors import EXIT_USAGE, print_error
     from trackgrade.server.serve import run
