@@ -217,3 +217,33 @@ def test_a_full_disk_answers_a_503_page_and_reads_still_work(tmp_path):
             resource.prlimit(serve.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
     finally:
         serve.stop()
+
+
+def test_a_data_directory_from_before_the_delivery_log_index(tmp_path):
+    """Journal records written before `deliveries.by_webhook` existed carry no
+    `created` among their index fields: replayed, they are ordered by the
+    document's own `created` all the same."""
+    from trackgrade.server.store.journal import encode_line
+
+    data = tmp_path / "data"
+    store = open_store(data)
+    for n in (2, 0, 1):
+        event = new_event("analysis.completed", {}, account_id="acct_x", livemode=False,
+                          created=1_700_000_000 + n)
+        with store.transaction() as txn:
+            txn.put("deliveries", state.new_delivery(event, "we_x", 1_700_000_000))
+    store.close()
+    journal = sorted(data.glob("journal-*.log"))[-1]
+    lines = []
+    for line in journal.read_bytes().splitlines():
+        ops = json.loads(line[9:])["ops"]
+        old = {(op[1], op[2]): ({k: v for k, v in op[3].items() if k != "created"}, op[4])
+               for op in ops}                      # the index fields of the version before
+        lines.append(encode_line(old))
+    journal.write_bytes(b"".join(lines))
+    store = open_store(data)
+    try:
+        rows = store.select("deliveries.by_webhook", ("we_x",), newest_first=True)
+        assert [r["created"] for r in rows] == [1_700_000_002, 1_700_000_001, 1_700_000_000]
+    finally:
+        store.close()
