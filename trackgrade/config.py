@@ -118,6 +118,8 @@ class Settings:
     max_connections_per_address: int = setting("TRACKGRADE_MAX_CONNECTIONS_PER_ADDRESS", 64,
         "Open connections from one client address (0: no cap); more are answered 429 "
         "rate_limited. Behind a reverse proxy every client shares its address: raise it.")
+    console: bool = setting("TRACKGRADE_CONSOLE", True,
+        "Serve the developer console at /console (`--no-console`: off).")
     allowed_hosts: str = setting("TRACKGRADE_ALLOWED_HOSTS", "",
         "Comma-separated Host header values accepted when building upload URLs without "
         "public_base_url (`name` any port, `name:port` that port, `*` any); empty: the "
