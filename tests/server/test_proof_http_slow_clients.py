@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.poll import wait_for
 from tests.server.server_harness import request, start
 
 
@@ -176,7 +177,9 @@ def test_one_address_holds_at_most_its_connection_cap(quick):
     finally:
         for sock in held:
             sock.close()
-    time.sleep(0.3)                                 # the closes reach the server
+    gate = quick.running.server.trackgrade_gate     # the closes reach the server
+    wait_for(lambda: "127.0.0.30" not in gate.connections.open_by_address,
+             what="the server counted the 8 closes")
     again = connect(quick.url, "127.0.0.30", timeout=2)
     try:
         again.sendall(b"GET /v1/genres HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

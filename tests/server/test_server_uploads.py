@@ -11,6 +11,7 @@ import pytest
 
 from trackgrade.server.store import open_store
 
+from tests.poll import wait_for
 from tests.server.server_harness import hold_executor, multipart, start, wav_bytes
 
 
@@ -143,14 +144,34 @@ def test_body_shorter_than_content_length_then_retry(server):
     target = accepted["upload"]
     body, ctype = multipart({"file": ("a.wav", wav_bytes(2))})
     parts = urlsplit(target["url"])
+    channels = server.running.server.active_channels
+
+    def open_here(address):
+        return [c for c in list(channels.values()) if c.addr == address]
+
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(f"POST {parts.path} HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\n"
                      f"Authorization: Bearer {target['token']}\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:1000])
-    # the client went away mid-body: nothing was accepted, the token still works
-    time.sleep(0.2)
+        address = sock.getsockname()
+        wait_for(lambda: open_here(address), what="the server holds the connection")
+    # the client went away mid-body: once the server has dropped the connection,
+    # nothing was accepted and the token still works
+    wait_for(lambda: not open_here(address), what="the server dropped the connection")
     assert row(server, accepted["id"])["phase"] == "awaiting_upload"
     assert server.upload(accepted, wav_bytes(2)).status in (200, 422)
+
+
+def sweeps_after(s):
+    """True once the sweeper has begun two passes since the call: the first
+    of them, which began after it, has finished."""
+    first = s.ctx._next_sweep
+    seen = {first}
+
+    def done() -> bool:
+        seen.add(s.ctx._next_sweep)
+        return len(seen) >= 3
+    return done
 
 
 def test_upload_that_never_comes_fails_when_the_token_expires():
@@ -160,7 +181,7 @@ def test_upload_that_never_comes_fails_when_the_token_expires():
         accepted = s.submit(key, external_id="late").json
         assert s.credits(account) == 2
         s.clock.advance(899)
-        time.sleep(0.1)
+        wait_for(sweeps_after(s), what="a sweep after the clock moved")
         assert s.store.get("analyses", accepted["id"])["status"] == "processing"
         s.clock.advance(2)                         # past expires_in: the sweeper acts
         doc = s.wait(accepted["id"], key, timeout=5)
