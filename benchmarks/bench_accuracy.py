@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from metrics import key_relation, key_weighted, parse_key, tempo_acc1, tempo_acc2  # noqa: E402
 
-from trackgrade.keys import TONICS  # noqa: E402
+from trackgrade.musical_keys import TONICS  # noqa: E402
 
 ELECTRONIC_WORDS = ("electronic", "breakbeat", "trance", "drum", "breaks", "electronica", "house",
                     "techno", "808")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trackgrade.keys import SCALES, TONICS, camelot, camelot_neighbours, open_key
+from trackgrade.musical_keys import SCALES, TONICS, camelot, camelot_neighbours, open_key
 
 PACKAGE = Path(__file__).resolve().parents[1] / "trackgrade"
 SOURCES = {p: p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}

@@ -82,7 +82,7 @@ def _codecs() -> tuple[str, ...]:
 
 
 def _tonics() -> tuple[str, ...]:
-    from trackgrade.keys import TONICS
+    from trackgrade.musical_keys import TONICS
 
     return tuple(TONICS)
 

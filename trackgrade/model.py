@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
 
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.keys import SCALES
+from trackgrade.musical_keys import SCALES
 
 FEEDBACK_TYPES = ("warn", "tip", "pass")
 FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",

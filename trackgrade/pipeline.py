@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from trackgrade.engine.extract import extract
 from trackgrade.engine.features import Features
-from trackgrade.engine.native import decode_for_analysis
+from trackgrade.engine.high_rate import decode_for_analysis
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.targets import Reference, check_genre
@@ -18,7 +18,7 @@ from trackgrade.model import Analysis
 def measure(data: bytes, *, file_name: str, parallel: bool = True,
             codec_preview: bool = False) -> Features:
     """Decode the bytes (in memory; above 48 kHz chunk by chunk, analysed at
-    44.1/48 kHz: `engine.native`) and measure everything (on one core when
+    44.1/48 kHz: `engine.high_rate`) and measure everything (on one core when
     `parallel` is False; with the codec preview when asked; see
     `engine.extract.extract`)."""
     return extract(decode_for_analysis(data, file_name=file_name, parallel=parallel),

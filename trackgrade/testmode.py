@@ -33,8 +33,8 @@ from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, 
                                         Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
 from trackgrade.grading.genre_model import default_model, typical_cues
-from trackgrade.keys import TONICS
-from trackgrade.keys import camelot as camelot_for
+from trackgrade.musical_keys import TONICS
+from trackgrade.musical_keys import camelot as camelot_for
 from trackgrade.model import Analysis
 
 FAILURE_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio", "engine_error")

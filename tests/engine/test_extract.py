@@ -61,10 +61,3 @@ def test_one_core_mode_gives_the_same_measurements(features):
                 assert x == pytest.approx(y, rel=1e-6, abs=1e-9), f"{part}.{field.name}"
             else:
                 assert x == y, f"{part}.{field.name}"
-
-
-def test_reuse_freed_memory_applies_on_linux_glibc():
-    import sys
-
-    from trackgrade.engine.memory import reuse_freed_memory
-    assert reuse_freed_memory() is sys.platform.startswith("linux")

@@ -102,7 +102,7 @@ def check_readable(paths: Path | list[Path]) -> None:
 def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
                  references: tuple[Reference, ...] = (), codec_preview: bool = False) -> Analysis:
     """Read one file into memory and analyze it; errors name the file."""
-    from trackgrade.engine.memory import reuse_freed_memory
+    from trackgrade.cli.malloc_tuning import reuse_freed_memory
     from trackgrade.pipeline import analyze as run_pipeline  # the engine loads on use
 
     reuse_freed_memory()                 # a CLI process: keep freed arrays for reuse

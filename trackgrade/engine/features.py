@@ -55,7 +55,7 @@ class DecodedAudio:
 @dataclass(frozen=True, eq=False)
 class NativeMeasures:
     """What is measured at a file's native rate while its samples stream past,
-    when the analysis runs at a lower rate (engine.native): the loudness and
+    when the analysis runs at a lower rate (engine.high_rate): the loudness and
     peaks, clipping, and the channel Gram matrix (stereo, RMS)."""
     sample_rate: int
     frames: int
@@ -213,7 +213,7 @@ class Features:
     decoder_notes: int = 0                           # the MP3 decoder's damaged-frame complaints
     noise_floor: NoiseFloor | None = None            # None when not measured
     analysis_rate: int | None = None                 # the rate the spectra were taken at, when
-                                                     # not `sample_rate` (engine.native)
+                                                     # not `sample_rate` (engine.high_rate)
     groove: Groove | None = None                     # None without a pulse or a whole bar
     mono: MonoFold | None = None                     # None when not measured
     codecs: tuple | None = None                      # tuple[CodecPeak, ...] when previewed, else None

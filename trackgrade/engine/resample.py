@@ -5,7 +5,7 @@ Every spectral measure reads at most 20 kHz (the top of the `air` band), so
 44.1 kHz (the 44.1 kHz family: 88.2, 176.4 kHz) or 48 kHz (any other rate),
 while what depends on the native samples (loudness, true peak, sample peak,
 clipping, the channel Gram matrix) is measured at the native rate
-(`engine.native`).
+(`engine.high_rate`).
 
 `Resampler` is scipy's `resample_poly` (the same Kaiser-windowed low-pass,
 the same output samples to float32 rounding) taken chunk by chunk: each

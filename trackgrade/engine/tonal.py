@@ -44,7 +44,7 @@ from trackgrade.engine.frames import Spectrogram
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
-from trackgrade.keys import SCALES, TONICS, camelot
+from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
 

@@ -18,7 +18,7 @@ from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LAB
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
-from trackgrade.keys import open_key as open_key_for
+from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.delivery.checks import delivery_checks
 from trackgrade.model import (Analysis, BandLevels, CodecCheck, Danceability, DanceabilityBreakdown,
                               Delivery, Diagnosis, Energy, Extras, Frequency, FrequencyBands,

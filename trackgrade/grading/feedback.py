@@ -14,7 +14,7 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
                                         target_name, targets, unclear_genre_text)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
-from trackgrade.keys import camelot_neighbours
+from trackgrade.musical_keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem
 
 

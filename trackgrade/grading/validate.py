@@ -18,8 +18,8 @@ from trackgrade.document import ENVELOPE, Problems, check_object, library_fields
 from trackgrade.engine.features import BAND_NAMES, TEMPO_RELATIONS
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.grade import GRADE_TABLE
-from trackgrade.keys import camelot as camelot_for
-from trackgrade.keys import open_key as open_key_for
+from trackgrade.musical_keys import camelot as camelot_for
+from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.model import Analysis
 
 ENVELOPE_FIELDS = tuple(ENVELOPE)          # the server's own fields around the document

@@ -139,7 +139,7 @@ def loudness_range(series: list[dict]) -> tuple[float, float]:
 # ---------------------------------------------------------------- key
 
 def camelot_keys() -> list[dict]:
-    from trackgrade.keys import SCALES, TONICS, camelot
+    from trackgrade.musical_keys import SCALES, TONICS, camelot
 
     return [{"code": camelot(t, s), "name": t + ("m" if s == "minor" else "")}
             for s in SCALES for t in TONICS]
@@ -147,7 +147,7 @@ def camelot_keys() -> list[dict]:
 
 def compatible_codes(code: str) -> list[str]:
     """The harmonic-mixing neighbours: ±1 on the same ring and the relative key."""
-    from trackgrade.keys import camelot_neighbours
+    from trackgrade.musical_keys import camelot_neighbours
 
     return camelot_neighbours(code)
 

@@ -10,7 +10,7 @@
   a 64x grid) and the sample peak;
 - `measure`: all of them for a track at once (`measure_loudness`), or from
   energies and peaks measured chunk by chunk (`HopEnergies`, `TruePeakStream`:
-  a long high-rate file streamed past, `engine.native`);
+  a long high-rate file streamed past, `engine.high_rate`);
 - `arrays`: the conventions they share.
 
 All functions are pure: ``samples`` is float32 of shape (frames, channels)

@@ -1,4 +1,4 @@
-"""Audio above 48 kHz in bounded memory (engine/native.py): decoded chunk by
+"""Audio above 48 kHz in bounded memory (engine/high_rate.py): decoded chunk by
 chunk, loudness / true peak / clipping / the Gram matrix measured at the
 native rate with the values of the whole signal, the rest analysed at
 44.1/48 kHz with the samples of scipy's resample_poly, and every refusal the
@@ -19,7 +19,7 @@ from trackgrade.engine.decode import decode, decode_chunks
 from trackgrade.engine.dynamics import clipping_pct
 from trackgrade.engine.loudness import (HopEnergies, TruePeakStream, hop_energies,
                                         measure_loudness, true_peak_dbtp)
-from trackgrade.engine.native import decode_for_analysis
+from trackgrade.engine.high_rate import decode_for_analysis
 from trackgrade.engine.resample import Resampler, analysis_rate
 from trackgrade.engine.stereo import channel_gram
 from trackgrade.errors import TrackgradeError
