@@ -53,7 +53,7 @@ def test_the_codec_preview_loads_pyav_only_when_asked(tmp_path):
 
 
 def test_admin_overlap_default_is_the_webhooks_one():
-    from trackgrade.cli.admin import DEFAULT_OVERLAP_S
+    from trackgrade.cli.admin.webhooks import DEFAULT_OVERLAP_S
     from trackgrade.server.webhooks.endpoints import DEFAULT_OVERLAP
     assert DEFAULT_OVERLAP_S == DEFAULT_OVERLAP
 

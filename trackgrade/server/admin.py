@@ -1,6 +1,6 @@
 """The developer console's operations, as library functions.
 
-`trackgrade admin …` (trackgrade/cli/admin.py) parses, calls one of these on
+`trackgrade admin …` (trackgrade/cli/admin/) parses, calls one of these on
 the durable store of a data directory and prints the result. They are safe
 while a server runs on the same directory: each is one store transaction,
 and the server sees it on its next request.
