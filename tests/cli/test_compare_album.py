@@ -80,3 +80,18 @@ def test_analyze_screen_shows_the_delivery_summary(runner, tmp_path):
     assert "Codecs" not in result.stdout
     verbose = runner.invoke(app, ["analyze", str(a), "-v"])
     assert "Streaming platforms" in verbose.stdout and "SoundCloud" in verbose.stdout
+
+
+def test_album_on_files_that_all_fail_exits_2_with_one_line_per_file(runner, tmp_path):
+    (tmp_path / "empty.wav").write_bytes(b"")
+    (tmp_path / "notes.wav").write_text("hello\n", encoding="utf-8")
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, ["album", str(tmp_path / "empty.wav"),
+                                     str(tmp_path / "notes.wav"), *extra])
+        assert result.exit_code == 2, result.output
+        assert "internal error" not in result.output and "Traceback" not in result.output
+        lines = result.stderr.splitlines()
+        assert any("'empty.wav' is empty" in line for line in lines), lines
+        assert any("'notes.wav' is not a recognised audio file" in line for line in lines)
+        assert "no file could be graded (2 failed)" in lines[-1]
+        assert result.stdout == ""
