@@ -324,3 +324,48 @@ def test_remote_cancel_and_client_cancel(served):
     with pytest.raises(ConflictError) as caught:
         client.analyses.cancel(third["id"])
     assert caught.value.code == "analysis_not_cancelable" and caught.value.status == 409
+
+
+def test_a_failed_upload_is_canceled_and_frees_the_slot_and_the_credit(served, tmp_path, tracks):
+    """`remote analyze empty.wav --wait` fails at the upload step (400
+    upload_incomplete): the analysis it made is canceled at once and it says so,
+    so the key's only in-flight slot and the credit are free for the next file
+    (no 429 too_many_in_flight, no wait for the token to expire)."""
+    key, account_id = make_key(served.data, "live", credits=3, limits={"in_flight": 1})
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(b"")
+    failed = run(served, "remote", "analyze", str(empty), "--wait", key=None,
+                 env={"TRACKGRADE_API_KEY": key})
+    assert failed.exit_code == 2, failed.output
+    assert "code upload_incomplete" in failed.stderr
+    canceled = re.search(r"analysis (\S+) was canceled, so it holds no in-flight slot",
+                         failed.stderr)
+    assert canceled, failed.stderr
+    assert credits(served.data, account_id) == 3
+    gone = run(served, "remote", "get", canceled.group(1), "--json", key=None,
+               env={"TRACKGRADE_API_KEY": key})
+    assert json.loads(gone.stdout)["error"]["code"] == "analysis_canceled"
+    graded = run(served, "remote", "analyze", str(tracks[0]), "--wait", "--json",
+                 "--timeout", "60", key=None, env={"TRACKGRADE_API_KEY": key})
+    assert graded.exit_code == 0, graded.output
+    assert json.loads(graded.stdout)["status"] == "complete"
+    assert "too_many_in_flight" not in graded.stderr and "retrying" not in graded.stderr
+    assert credits(served.data, account_id) == 2
+
+
+def test_the_client_cancels_an_analysis_it_could_not_upload_to(served):
+    from trackgrade.client import Client
+    from trackgrade.client.errors import InvalidRequestError
+
+    key, account_id = make_key(served.data, "live", credits=2, limits={"in_flight": 1})
+    client = Client(key, served.url)
+    with pytest.raises(InvalidRequestError) as raised:
+        client.analyses.create(b"", file_name="empty.wav")
+    error = raised.value
+    assert error.code == "upload_incomplete" and error.canceled_analysis_id
+    assert "was canceled" in str(error)
+    assert client.analyses.get(error.canceled_analysis_id)["status"] == "failed"
+    assert client.account()["usage"]["in_flight"] == 0
+    assert credits(served.data, account_id) == 2
+    accepted = client.analyses.create(wav_bytes(2), file_name="ok.wav")   # the slot is free
+    assert client.analyses.wait(accepted["id"], timeout=60)["status"] == "complete"
