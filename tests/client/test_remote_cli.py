@@ -89,7 +89,13 @@ def test_remote_analysis_looks_exactly_like_a_local_one(served, tracks):
     local = run(served, "analyze", str(tracks[0]), key=None)
     assert remote.exit_code == 0 and local.exit_code == 0, remote.output + local.output
 
-    remote_lines = remote.stdout.split("Diagnosis")[0].splitlines()
+    head, screen = remote.stdout.split("\n", 1)      # first the id, for remote get and cancel
+    named = re.fullmatch(rf"submitted {tracks[0].name} as (\S+); waiting for it "
+                         rf"\(later: trackgrade remote get (\S+)\)", head)
+    assert named and named.group(1) == named.group(2), head
+    again = run(served, "remote", "get", named.group(1), "--json", key="live")
+    assert json.loads(again.stdout)["file_name"] == tracks[0].name
+    remote_lines = screen.split("Diagnosis")[0].splitlines()
     local_lines = local.stdout.split("Diagnosis")[0].splitlines()
     assert len(remote_lines) == len(local_lines) > 20
     assert any("Tonal balance vs" in line for line in remote_lines)

@@ -154,6 +154,9 @@ def remote_analyze(
                 + (f"; {credits} credits left" if credits is not None else "")
                 + f"\nfollow it with: trackgrade remote status {accepted['id']}")
         return
+    if not as_json:     # the id first: `remote get` / `remote cancel` need it, even after Ctrl-C
+        stdout_console().print(f"submitted {file.name} as {accepted['id']}; waiting for it "
+                               f"(later: trackgrade remote get {accepted['id']})", soft_wrap=True)
     with err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal \
             else nullcontext():
         doc = client.analyses.wait(accepted["id"], timeout=max(0.0, client.time_left()))
