@@ -375,3 +375,22 @@ def test_the_client_cancels_an_analysis_it_could_not_upload_to(served):
     assert credits(served.data, account_id) == 2
     accepted = client.analyses.create(wav_bytes(2), file_name="ok.wav")   # the slot is free
     assert client.analyses.wait(accepted["id"], timeout=60)["status"] == "complete"
+
+
+def test_a_replay_after_the_upload_is_the_original_body_byte_for_byte(served):
+    """Against `trackgrade serve`: the same POST /v1/analyses after its upload
+    (and after its analysis completed) answers the original body byte for byte,
+    upload.token included; that token opens nothing any more."""
+    from trackgrade.client import Client
+    from tests.server.server_harness import request, upload
+
+    key = served.keys["test"]
+    body = {"file_name": "replayed.wav"}
+    first = request(served.url, "POST", "/v1/analyses", key=key, idem="replay-me", body=body)
+    assert first.status == 202 and first.json["upload"]["token"]
+    assert upload(served.url, first.json, wav_bytes(2)).status == 200
+    Client(key, served.url).analyses.wait(first.json["id"], timeout=60)
+    again = request(served.url, "POST", "/v1/analyses", key=key, idem="replay-me", body=body)
+    assert again.status == 202 and again.header("Idempotent-Replayed") == "true"
+    assert again.body == first.body
+    assert upload(served.url, again.json, wav_bytes(2)).status == 401
