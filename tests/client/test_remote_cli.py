@@ -394,3 +394,27 @@ def test_a_replay_after_the_upload_is_the_original_body_byte_for_byte(served):
     assert again.status == 202 and again.header("Idempotent-Replayed") == "true"
     assert again.body == first.body
     assert upload(served.url, again.json, wav_bytes(2)).status == 401
+
+
+def test_a_test_keys_canned_result_says_so_first(served, tmp_path):
+    """A test key's result is canned: `remote analyze --wait` says so on its
+    first line and again before the drawn analysis; `remote get` starts with
+    it; the JSON document's summary opens with it (narrative stage included)."""
+    from trackgrade.testmode import CANNED_NOTE
+
+    track = tmp_path / "clip.wav"
+    track.write_bytes(wav_bytes(2))
+    shown = run(served, "remote", "analyze", str(track), "--wait")
+    assert shown.exit_code == 0, shown.output
+    first, second = shown.stdout.splitlines()[:2]
+    assert "test key: its result will be a canned test result" in first
+    assert second.startswith("TEST MODE: a canned test result, not an analysis of this file")
+    analysis_id = re.search(r"remote get (\S+)\)", first).group(1)
+    again = run(served, "remote", "get", analysis_id)
+    assert again.stdout.startswith("TEST MODE: a canned test result")
+    from trackgrade.client import Client
+    doc = Client(served.keys["test"], served.url).analyses.wait(analysis_id, until="ready",
+                                                               timeout=30)
+    assert doc["diagnosis_status"] == "ready" and doc["diagnosis"]["summary"].startswith(CANNED_NOTE)
+    live = run(served, "remote", "analyze", str(track), "--wait", key="live")
+    assert "TEST" not in live.stdout and "canned" not in live.stdout

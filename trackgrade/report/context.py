@@ -13,6 +13,7 @@ from trackgrade.grading.wording import target_name
 from trackgrade.model import Analysis, Extras
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
+from trackgrade.testmode import CANNED_BANNER, CANNED_NOTE, is_canned
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
@@ -250,6 +251,7 @@ def build(page: Page) -> dict:
         "structure": structure_rows(series[0]), "feedback": feedback(a),
         "truncated": bool(extras_of(a).get("truncated")),
         "gauge": gauge(a.score),
+        "canned": ({"banner": CANNED_BANNER, "note": CANNED_NOTE} if is_canned(a) else None),
     }
 
 
