@@ -24,7 +24,6 @@ THEMES = {"dark": ("#15181e", "#6b7585", "#f4f5f7", "#aab2bf"),
           "light": ("#ffffff", "#8a93a3", "#14161a", "#555d6b")}
 # size -> (width, height, score px, caption px, label px, genre px, gap px)
 SIZES = {"sm": (220, 64, 22, 9.5, 11.5, 10.5, 5), "md": (320, 92, 38, 12, 14, 13, 10)}
-# grade letter -> pill colour; white text on each is >= 4.5:1
 # a test-mode badge: no grade letter or label, a striped neutral pill
 TEST_LETTER = "TEST"
 TEST_LABEL = "Canned test result"
@@ -33,6 +32,7 @@ TEST_PILL = "#4a525e"
 # to three lines at this share of the genre size, so it fits the small badge
 LONG_GENRE_CHARS = 24
 LONG_GENRE_SCALE = 0.86
+# grade letter -> pill colour; white text on each is >= 4.5:1
 GRADE_COLOURS = {"A": "#17753f", "B": "#3b7418", "C": "#856000", "D": "#ad4116",
                  "F": "#b8242d"}
 
