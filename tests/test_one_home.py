@@ -27,11 +27,14 @@ TABLES = {
     "maintenance answer": r"down for maintenance",
     "route answers": r"no route \{",
     "maintenance exemptions": r"EXEMPT_FROM_MAINTENANCE\s*=",
+    # the 503 the engine's queue, the submission and upload routes and the body budget answer
+    "engine_at_capacity answer": r'TrackgradeError\(\s*"engine_at_capacity"',
 }
 # definitions that must exist once: a second one is how two rules drift apart
 DEFINED_ONCE = {
     "parse_retry_after": r"^def parse_retry_after\(",
     "GRADE_ORDER": r"^GRADE_ORDER\b",
+    "the uploads marker collection": r"^UPLOADS\s*=",
 }
 
 
@@ -60,3 +63,14 @@ def test_each_helper_is_defined_once(name):
     homes = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
              if re.search(DEFINED_ONCE[name], text, re.M)]
     assert len(homes) == 1, (name, homes)
+
+
+def test_the_pillar_list_matches_the_document_and_the_weights():
+    from dataclasses import fields
+
+    from trackgrade.grading.scores import PILLAR_WEIGHTS
+    from trackgrade.model import Scores
+    from trackgrade.pillars import PILLARS
+
+    assert [f.name for f in fields(Scores) if f.name != "hit_potential"] == list(PILLARS)
+    assert set(PILLAR_WEIGHTS) == set(PILLARS)

@@ -9,10 +9,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.cli.render import PILLARS, score_style
+from trackgrade.cli.render import score_style
 from trackgrade.cli.terminal import plain_text
 from trackgrade.grading.limits import BAND_WORDS
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
+from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import MONO_LOSS_WARN_DB
 from trackgrade.model import Delivery
@@ -144,7 +145,7 @@ def comparison_view(result: dict) -> Group:
             ("correlation", "correlation", "", 3, "correlation")):
         head.add_row(label, f"{a[key]:.{digits}f} {unit}".rstrip(), f"{b[key]:.{digits}f} {unit}".rstrip(),
                      f"{result[diff]:+.{digits}f}")
-    for key, title in PILLARS:
+    for key, title in PILLAR_TITLES.items():
         head.add_row(title, str(a["pillars"][key]), str(b["pillars"][key]),
                      f"{result['pillars'][key]:+d}")
     head.add_row("tempo", f"{a['tempo_bpm']:.1f} BPM", f"{b['tempo_bpm']:.1f} BPM", "")

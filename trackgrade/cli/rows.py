@@ -16,9 +16,9 @@ from pathlib import Path
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.grade import GRADE_ORDER
+from trackgrade.pillars import PILLARS
 
-PILLAR_COLUMNS = ("danceability", "mix_quality", "frequency_balance", "energy", "structure")
-CSV_COLUMNS = ("file", "path", "status", "score", "grade", "grade_label", *PILLAR_COLUMNS,
+CSV_COLUMNS = ("file", "path", "status", "score", "grade", "grade_label", *PILLARS,
                "duration_seconds", "bpm", "tempo_confidence", "key", "camelot",
                "key_confidence", "genre", "genre_confidence", "loudness_lufs",
                "true_peak_dbtp", "loudness_range_lu", "stereo_width", "clipping_pct",
@@ -61,7 +61,7 @@ def row_for(path: str, document, seconds: float) -> dict:
     return empty_row(path) | {
         "status": "ok", "score": document.get("score"),
         "grade": grade.get("letter"), "grade_label": grade.get("label"),
-        **{name: scores.get(name) for name in PILLAR_COLUMNS},
+        **{name: scores.get(name) for name in PILLARS},
         "duration_seconds": _rounded(document.get("duration_seconds"), 2),
         "bpm": _rounded(tempo.get("bpm"), 2),
         "tempo_confidence": _rounded(confidence, 3),

@@ -14,8 +14,7 @@ import math
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import (BAND_LABELS, LEVEL_ONLY_BAND_DB, LEVEL_ONLY_LRA_LU,
                                        LEVEL_ONLY_MIN_DB, LEVEL_ONLY_STEREO)
-
-PILLARS = ("danceability", "mix_quality", "frequency_balance", "energy", "structure")
+from trackgrade.pillars import PILLARS
 
 
 def band_levels_db(doc: dict) -> dict:

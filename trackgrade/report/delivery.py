@@ -7,12 +7,10 @@ from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import BAND_LABELS, MONO_LOSS_WARN_DB
 from trackgrade.model import Analysis
+from trackgrade.pillars import PILLAR_TITLES
 
 OUTCOMES = {"turned_down": "turned down", "unchanged": "unchanged", "turned_up": "turned up",
             "turned_up_limited": "turned up, peak-limited"}
-PILLAR_TITLES = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
-                 ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
-                 ("structure", "Structure"))
 BAR_SPAN_DB = 12.0          # a comparison bar reaches the edge at this many dB
 
 
@@ -63,7 +61,7 @@ def comparison_block(result: dict | None) -> dict | None:
             ("Correlation", f"{a['correlation']:.3f}", f"{b['correlation']:.3f}",
              f"{result['correlation']:+.3f}")]
     rows += [(title, str(a["pillars"][k]), str(b["pillars"][k]), f"{result['pillars'][k]:+d}")
-             for k, title in PILLAR_TITLES]
+             for k, title in PILLAR_TITLES.items()]
     rows += [("Tempo", f"{a['tempo_bpm']:.1f} BPM", f"{b['tempo_bpm']:.1f} BPM", ""),
              ("Key", a["key"] or "–", b["key"] or "–", "")]
     bands = [{"band": BAND_LABELS[band], "level": f"{result['bands_db'][band]:+.1f} dB",

@@ -39,6 +39,7 @@ from typing import Callable, Protocol
 from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
 from trackgrade.pool import process_pool, terminate, warm_up
+from trackgrade.server.capacity import ENGINE_FULL, engine_at_capacity
 
 log = logging.getLogger("trackgrade.server.worker")
 
@@ -153,9 +154,7 @@ class _PoolExecutor:
     def submit(self, job: Job, sink: Sink) -> None:
         with self._lock:
             if self._closed or self._pending >= self.capacity:
-                raise TrackgradeError(
-                    "engine_at_capacity", "the analysis engine is at capacity; retry with "
-                    "exponential backoff", headers={"Retry-After": "5"})
+                raise engine_at_capacity(f"{ENGINE_FULL}; retry with exponential backoff")
             self._pending += 1
         first = canned_score_stage if job.test_mode else score_stage
         # the narrative never touches audio; a canned one keeps saying it is canned
@@ -165,8 +164,7 @@ class _PoolExecutor:
                                          job.genre, job.codec_preview)
         except Exception:
             self._release()
-            raise TrackgradeError("engine_at_capacity", "the analysis engine is restarting; "
-                                  "retry shortly", headers={"Retry-After": "5"}) from None
+            raise engine_at_capacity("the analysis engine is restarting; retry shortly") from None
         future.add_done_callback(lambda f: self._dispatch(self._after_scores, f, job, sink, second))
 
     def _dispatch(self, fn, *args) -> None:

@@ -43,6 +43,7 @@ from typing import Callable
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import routing
+from trackgrade.server.capacity import engine_at_capacity
 
 UPLOAD_ENDPOINT = "uploads.upload"
 BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
@@ -138,8 +139,7 @@ def budget_full(size: int, budget: BodyBudget, full: str = SERVER) -> Refused:
         what = (f"the uploads in progress of this {kind} hold {budget.by_owner.get(full, 0)} "
                 f"bytes of its {budget.share(full)}-byte share of the server's body budget "
                 f"(this one declares {size}); finish or abandon one")
-    return Refused(TrackgradeError("engine_at_capacity", f"{what}; retry shortly",
-                                   headers={"Retry-After": str(BUDGET_RETRY_AFTER_S)}))
+    return Refused(engine_at_capacity(f"{what}; retry shortly", retry_after=BUDGET_RETRY_AFTER_S))
 
 
 def address_key(address: str) -> str:

@@ -12,6 +12,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import check_genre
 from trackgrade.server import documents, idempotency, queries
+from trackgrade.server.capacity import ENGINE_FULL, engine_at_capacity
 from trackgrade.server.envelope import current_request_id, json_response, raw_json_response
 from trackgrade.server.lifecycle import Caller, Submission
 from trackgrade.server.routes.common import (
@@ -165,9 +166,7 @@ def blueprint(ctx) -> Blueprint:
             return replay_response(stored)
         executor = ctx.executor_for(caller.livemode)
         if not executor.has_room():
-            raise TrackgradeError("engine_at_capacity", "the analysis engine is at capacity; "
-                                  "retry with exponential backoff",
-                                  headers={"Retry-After": "5"})
+            raise engine_at_capacity(f"{ENGINE_FULL}; retry with exponential backoff")
         root = base_url(ctx)
         with ctx.idempotency.claim(idem_id, fp):
             outcome, replay = ctx.lifecycle.create(

@@ -26,6 +26,7 @@ from werkzeug.exceptions import HTTPException
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.auth import bearer
+from trackgrade.server.capacity import ENGINE_FULL, engine_at_capacity
 from trackgrade.server.envelope import json_response
 from trackgrade.server.lifecycle import UPLOAD_FIELD
 from trackgrade.server.lifecycle.tokens import token_invalid
@@ -121,9 +122,7 @@ def check_test_upload(data: bytes, file_name: str, max_bytes: int) -> None:
 def check_room(executor) -> None:
     """503 before the token is spent: the client retries with the same token."""
     if not executor.has_room():
-        raise TrackgradeError("engine_at_capacity", "the analysis engine is at capacity; "
-                              "retry the upload with the same token shortly",
-                              headers={"Retry-After": "5"})
+        raise engine_at_capacity(f"{ENGINE_FULL}; retry the upload with the same token shortly")
 
 
 def blueprint(ctx) -> Blueprint:
