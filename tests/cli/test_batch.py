@@ -254,7 +254,7 @@ def fake_rows(count: int) -> list[dict]:
 def test_ranked_table_is_trimmed_to_the_terminal(width):
     from rich.console import Console
 
-    from trackgrade.cli.render import ranked_table
+    from trackgrade.cli.tables import ranked_table
 
     rows = fake_rows(30)
     console = Console(width=width, record=True, file=open("/dev/null", "w"))
@@ -278,7 +278,7 @@ def test_ranked_table_is_trimmed_to_the_terminal(width):
 def test_summary_names_skipped_files_and_says_how_many_more():
     from rich.console import Console
 
-    from trackgrade.cli.render import batch_summary_table
+    from trackgrade.cli.tables import batch_summary_table
     from trackgrade.cli.rows import summarize
 
     skipped = [f"demos/notes_{i}.txt" for i in range(9)]

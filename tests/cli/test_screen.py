@@ -42,7 +42,7 @@ def test_the_header_names_the_chosen_genre():
 
 
 def test_remote_list_never_cuts_a_file_name():
-    from trackgrade.cli.render import remote_list_table
+    from trackgrade.cli.tables import remote_list_table
 
     name = "p5__Tunnel_Vision_(extended club mix)_v3_FINAL.wav"
     docs = [{"id": "7c1649ad-d8a3-4cf6-9b75-bdde1e388b17", "created_at": "2026-11-25T21:04:05Z",

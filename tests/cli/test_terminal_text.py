@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from tests.server.server_harness import start
 
 from trackgrade.cli import app  # noqa: E402
-from trackgrade.cli.render import remote_list_table  # noqa: E402
+from trackgrade.cli.tables import remote_list_table  # noqa: E402
 from trackgrade.cli.terminal import PlainConsole  # noqa: E402
 
 NAMES = ["broken[/nope].wav", "[link=http://evil.example]click me[/link].wav",

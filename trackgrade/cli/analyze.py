@@ -176,7 +176,7 @@ def analyze(
             from trackgrade.cli.render import render_analysis
             out.print(render_analysis(analysis, verbose=verbose))
     if not as_json and len(done) > 1:
-        from trackgrade.cli.render import comparison_table
+        from trackgrade.cli.tables import comparison_table
         out.print(comparison_table(done))
     if as_json:
         sys.stdout.write(dump_json(entries[0] if len(files) == 1 else entries) + "\n")

@@ -315,7 +315,7 @@ def batch(
 def print_batch(rows: list[dict], summary: dict, *, folders: dict[str, str],
                 out: Path | None) -> None:
     """The screen after the progress bar: ranked table, failures, summary."""
-    from trackgrade.cli.render import batch_summary_table, failures_table, ranked_table
+    from trackgrade.cli.tables import batch_summary_table, failures_table, ranked_table
     from trackgrade.cli.terminal import PlainConsole
 
     console = PlainConsole()

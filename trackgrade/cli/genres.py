@@ -20,7 +20,7 @@ def genres(
     if as_json:
         sys.stdout.write(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
         return
-    from trackgrade.cli.render import genres_table
+    from trackgrade.cli.tables import genres_table
     from trackgrade.cli.terminal import PlainConsole
 
     console = PlainConsole()

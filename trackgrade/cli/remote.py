@@ -231,7 +231,7 @@ def remote_list(
     if as_json:
         dump(docs)
         return
-    from trackgrade.cli.render import remote_list_table
+    from trackgrade.cli.tables import remote_list_table
 
     stdout_console().print(remote_list_table(docs))
 
@@ -248,6 +248,6 @@ def remote_account(
     if as_json:
         dump(doc)
         return
-    from trackgrade.cli.render import account_table
+    from trackgrade.cli.tables import account_table
 
     stdout_console().print(account_table(doc))

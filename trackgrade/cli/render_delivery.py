@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from trackgrade.cli.render import score_style
+from trackgrade.cli.styles import score_style
 from trackgrade.cli.terminal import plain_text
 from trackgrade.grading.limits import BAND_WORDS
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
