@@ -377,7 +377,7 @@ def test_several_hanging_endpoints_do_not_take_every_thread(world):
         # a fair share each (8 threads, 4 endpoints with work): 2, not 4
         assert all(len(rcv.deliveries) <= 2 for rcv in hanging)
         time.sleep(1.5)                     # the first attempts time out: 1 at a time now
-        assert all(dispatcher._busy.get(i, 0) <= 1 for i in ids), dispatcher._busy
+        assert all(dispatcher.slots.busy.get(i, 0) <= 1 for i in ids), dispatcher.slots.busy
         assert all(len(rcv.deliveries) >= 3 for rcv in hanging)  # their other events still go
     finally:
         dispatcher.stop()

@@ -13,8 +13,9 @@
   X-Request-Id instead of waitress's plain-text page.
 
 - One server per data directory: `run` holds an exclusive flock on
-  `<data>/server.lock` for its whole life (released by the kernel when the
-  process dies, kill -9 included); a second `serve` on the same directory
+  `<data>/server.lock` for the whole life of the process (never released by
+  hand: the kernel releases it when the process ends, kill -9 included, so
+  a process still winding down keeps it); a second `serve` on the same directory
   refuses with one line naming it. The admin commands do not take this lock
   (they share the store's own per-transaction lock), so they keep working on
   the directory of a running server.
@@ -102,6 +103,7 @@ def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
 
 
 SERVER_LOCK = "server.lock"
+_HELD_LOCKS: list[int] = []     # lock descriptors, open until the process ends
 
 
 def lock_data_dir(data_dir: str) -> int:
@@ -135,8 +137,24 @@ def state_location(settings: Settings) -> str:
     return f"data {settings.data_dir}"
 
 
+EXIT_GRACE_S = 10.0      # after "stopping", the longest the process may take to end
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _end_within(seconds: float) -> None:
+    """Make sure the process ends `seconds` from now even if some thread
+    will not (the lock must never outlive the server, nor the server its
+    SIGTERM): a daemon timer that exits hard."""
+    def _hard_exit():
+        log.warning("trackgrade did not stop within %g s; exiting now", seconds)
+        logging.shutdown()
+        os._exit(1)
+    timer = threading.Timer(seconds, _hard_exit)
+    timer.daemon = True
+    timer.start()
 
 
 def run(settings: Settings) -> None:
@@ -146,7 +164,8 @@ def run(settings: Settings) -> None:
 
     # one server per data directory, before recovery touches any work (servers
     # sharing a PostgreSQL database coordinate through it instead)
-    lock = None if settings.database_url else lock_data_dir(settings.data_dir)
+    if not settings.database_url:
+        _HELD_LOCKS.append(lock_data_dir(settings.data_dir))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     app = create_app(settings)
     ctx = context(app)
@@ -174,9 +193,9 @@ def run(settings: Settings) -> None:
         pass
     finally:
         log.info("trackgrade stopping")
+        _end_within(EXIT_GRACE_S)
         if server is not None:
             server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
         ctx.close(wait=False)
         ctx.store.close()
-        if lock is not None:
-            os.close(lock)
+        # the lock stays held (`_HELD_LOCKS`): the kernel releases it when the process ends
