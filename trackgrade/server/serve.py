@@ -166,7 +166,8 @@ def run(settings: Settings) -> None:
     # sharing a PostgreSQL database coordinate through it instead)
     if not settings.database_url:
         _HELD_LOCKS.append(lock_data_dir(settings.data_dir))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from trackgrade.server import logs
+    logs.configure()
     app = create_app(settings)
     ctx = context(app)
     server = None

@@ -37,7 +37,7 @@ class Transitions(Creating):
         self.tokens.key()
         doc = self.store.get("analyses", analysis_id) if token else None
         row = None if doc is None else AnalysisRow.from_doc(doc)
-        if not self._token_opens(row, token):
+        if not self._token_opens(row, token, self.store):
             raise TrackgradeError("upload_token_invalid", "the upload token is missing, invalid, "
                                   "expired or already used; submit the analysis again")
         return doc
