@@ -33,6 +33,7 @@ import gc
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from dataclasses import dataclass
@@ -103,14 +104,20 @@ def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
 
 
 SERVER_LOCK = "server.lock"
+DATA_DIR_MODE = 0o700
 _HELD_LOCKS: list[int] = []     # lock descriptors, open until the process ends
 
 
 def lock_data_dir(data_dir: str) -> int:
     """Hold `<data_dir>/server.lock` exclusively (the returned descriptor
-    keeps it); StoreError naming the directory when another server has it."""
+    keeps it); StoreError naming the directory when another server has it.
+    The directory is made 0700, or tightened to it when it already exists
+    (it holds the store, the upload-token secret and the keys' hashes)."""
     try:
-        os.makedirs(data_dir, mode=0o700, exist_ok=True)
+        os.makedirs(data_dir, mode=DATA_DIR_MODE, exist_ok=True)
+        if stat.S_IMODE(os.stat(data_dir).st_mode) != DATA_DIR_MODE:
+            os.chmod(data_dir, DATA_DIR_MODE)
+            log.warning("data directory %s tightened to mode 0700", data_dir)
         fd = os.open(os.path.join(data_dir, SERVER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StoreError(f"cannot open data directory {data_dir}: "
@@ -160,14 +167,14 @@ def _end_within(seconds: float) -> None:
 def run(settings: Settings) -> None:
     """The `trackgrade serve` command: build, bind, recover, serve until
     interrupted (SIGINT/SIGTERM); in-flight work is recovered on the next start."""
+    from trackgrade.server import logs
     from trackgrade.server.app import context, create_app
 
+    logs.configure()
     # one server per data directory, before recovery touches any work (servers
     # sharing a PostgreSQL database coordinate through it instead)
     if not settings.database_url:
         _HELD_LOCKS.append(lock_data_dir(settings.data_dir))
-    from trackgrade.server import logs
-    logs.configure()
     app = create_app(settings)
     ctx = context(app)
     server = None
