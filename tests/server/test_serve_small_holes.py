@@ -8,6 +8,7 @@ import os
 import re
 import socket
 import stat
+import subprocess
 import time
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from trackgrade.server import accounts
 from trackgrade.server.store import open_store
 
-from tests.server.serve_process import ServeProcess, admin, make_key
+from tests.server.serve_process import CLI, ServeProcess, admin, make_key
 from tests.server.server_harness import request, upload
 
 
@@ -108,3 +109,41 @@ def test_names_refuse_c0_c1_and_bidi_controls(served, field, value):
     assert reply.status == 400, reply.json
     assert reply.error["code"] == "parameter_invalid" and reply.error["param"] == field
     assert field in reply.error["message"]
+
+
+PASSWORD = "pg-s3cr3t-pw"
+DSNS = ["postgresql://tg:{pw}@127.0.0.1:{port}/tg?connect_timeout=2",
+        "postgresql://tg@127.0.0.1:{port}/tg?connect_timeout=2&password={pw}",
+        "postgres://tg@127.0.0.1:{port}/tg?password={pw}&connect_timeout=2",
+        "host=127.0.0.1 port={port} user=tg password={pw} dbname=tg connect_timeout=2",
+        "host=127.0.0.1 port={port} user=tg password = '{pw} with space' dbname=tg"]
+
+
+@pytest.mark.parametrize("dsn", DSNS)
+def test_a_database_password_is_never_printed_in_any_connection_string_form(dsn):
+    """A database that cannot be reached: `serve` and an admin command each
+    say so in one line that names the connection string without its password."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]            # closed once the block ends
+    dsn = dsn.format(pw=PASSWORD, port=port)
+    for args in (["serve", "--database", dsn, "--port", "0"],
+                 ["admin", "keys", "list", "--database", dsn]):
+        run = subprocess.run(CLI + args, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2, run.stderr
+        assert "pg-s3cr3t" not in run.stdout + run.stderr, run.stderr
+        assert "***" in run.stderr and "127.0.0.1" in run.stderr, run.stderr
+
+
+def test_the_start_line_shows_a_key_value_connection_string_without_its_password(
+        postgres_server, tmp_path):
+    url = postgres_server.create_database()
+    name = url.rsplit("/", 1)[1]
+    dsn = (f"host=127.0.0.1 port={postgres_server.port} user=postgres dbname={name} "
+           f"password={PASSWORD}")     # trust authentication: the password is not checked
+    server = ServeProcess(None, database=dsn, timeout=60, require=True, stop_wait=15)
+    try:
+        assert f"dbname={name} password=***" in server.output, server.output
+    finally:
+        server.stop()
+    assert "pg-s3cr3t" not in server.output
