@@ -5,12 +5,7 @@ is not used as a live database here. The live state is `MemoryStore`'s
 (JSON text + indexes, in memory); disk holds, in the data directory:
 
     store.lock                 flock'ed for every transaction (all processes);
-                               it also holds the acknowledged mark: the
-                               journal generation and length after the last
-                               commit (`journal.ack_mark`), written after
-                               that commit's fdatasync, so a journal found
-                               shorter than its mark was cut inside
-                               acknowledged records (`admin store check`)
+                               holds `journal.ack_mark` (see there)
     snapshot-<G>.jsonl         a TinyDB `SnapshotStorage` file: the state
                                after every journal generation < G
     journal-<G>.log            transactions since, one checksummed line each
@@ -307,18 +302,13 @@ class TinyDBStore(MemoryStore):
         whose newline was lost gets it back and is applied."""
         if os.fstat(self._jfd).st_size == self._offset:
             return
-        mark = read_ack_mark(os.pread(self._lockfd, 64, 0))
-        size = os.fstat(self._jfd).st_size
+        mark = read_ack_mark(os.pread(self._lockfd, 64, 0)) or (-1, 0)
         kind = mend_tail(self._jfd, self._offset)
-        if kind == "torn" and mark is not None and mark[0] == self._generation \
-                and mark[1] > self._offset:
-            log.error("store: %s was cut inside acknowledged records (it ended at %d, %d bytes "
-                      "were acknowledged): the records after offset %d are lost",
-                      _journal_path(self.root, self._generation), size, mark[1], self._offset)
-            return
+        cut = kind == "torn" and mark[0] == self._generation and mark[1] > self._offset
         log.warning("store: %s tail after offset %d of %s %s", kind, self._offset,
                     _journal_path(self.root, self._generation),
-                    "dropped (a crashed write)" if kind == "torn" else "restored")
+                    f"dropped, but {mark[1]} bytes were acknowledged: records LOST" if cut
+                    else "dropped (a crashed write)" if kind == "torn" else "restored")
         if kind != "torn":
             self._read_tail()
 

@@ -79,8 +79,10 @@ def read_transactions(fd: int, offset: int, *, path="journal") -> Iterator[tuple
 
 
 def ack_mark(generation: int, length: int) -> bytes:
-    """The acknowledged mark (durable.py's store.lock): generation and length
-    of the journal after the last acknowledged commit, fixed width."""
+    """The acknowledged mark, kept in durable.py's store.lock: the journal's
+    generation and length after the last commit, written after that commit's
+    fdatasync. A journal whose records end before its mark was cut inside
+    acknowledged records, not torn by a crash (`admin store check` says so)."""
     return b"%010d %020d\n" % (generation, length)
 
 
