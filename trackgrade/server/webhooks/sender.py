@@ -13,8 +13,8 @@ over connecting, the TLS handshake, sending, the answer's head and its body:
 a socket timeout alone bounds only each wait, so a receiver that trickles one
 byte of its head every second would hold the attempt for ever. `Watchdog`
 (one daemon thread for every attempt) shuts the connection down when its
-deadline passes, whatever call is blocked on it; `abort_all` does the same
-at once (the server stopping).
+deadline passes, whatever call is blocked on it; `HttpSender.abort_all`
+does the same at once to that sender's attempts (the server stopping).
 """
 
 from __future__ import annotations
@@ -66,15 +66,19 @@ class HttpSender:
 
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
         self._ssl = ssl_context or ssl.create_default_context()
+        self._live: set[Watch] = set()          # this sender's attempts in flight
+        self._lock = threading.Lock()
 
     def send(self, url: str, body: bytes, headers: dict[str, str], *,
              timeout: float = TIMEOUT_S, allow_private: bool = False) -> SendResult:
         started = time.monotonic()
         watch = WATCHDOG.watch(started + timeout)
+        with self._lock:
+            self._live.add(watch)
         try:
             conn, path = self._connection(url, timeout, allow_private, watch)
         except ValueError as exc:           # an unusable URL: a failed attempt, not a crash
-            WATCHDOG.release(watch)
+            self._release(watch)
             return SendResult(None, None, _describe(exc), time.monotonic() - started)
         all_headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT,
                        "Connection": "close", **headers}
@@ -92,12 +96,21 @@ class HttpSender:
                 return SendResult(None, None, why, time.monotonic() - started)
             return SendResult(None, None, _describe(exc), time.monotonic() - started)
         finally:
-            WATCHDOG.release(watch)
+            self._release(watch)
             conn.close()
 
     def abort_all(self) -> None:
-        """End every attempt in flight now (the server is stopping)."""
-        WATCHDOG.abort_all()
+        """End every attempt this sender has in flight now (the server is stopping)."""
+        with self._lock:
+            watches = list(self._live)
+        for watch in watches:
+            watch.aborted = True
+            WATCHDOG.fire(watch)
+
+    def _release(self, watch: "Watch") -> None:
+        with self._lock:
+            self._live.discard(watch)
+        WATCHDOG.release(watch)
 
     def _connection(self, url: str, timeout: float, allow_private: bool, watch: "Watch"
                     ) -> tuple[http.client.HTTPConnection, str]:
@@ -143,14 +156,12 @@ class Watchdog:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._heap: list = []
-        self._live: set[Watch] = set()
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
 
     def watch(self, deadline: float) -> Watch:
         watch = Watch(deadline)
         with self._cond:
-            self._live.add(watch)
             heapq.heappush(self._heap, (deadline, next(self._order), watch))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True,
@@ -170,19 +181,12 @@ class Watchdog:
     def release(self, watch: Watch) -> None:
         with self._cond:
             watch.done = True
-            self._live.discard(watch)
             sock, watch.sock = watch.sock, None
         if sock is not None:
             sock.close()
 
-    def abort_all(self) -> None:
-        with self._cond:
-            watches = list(self._live)
-        for watch in watches:
-            watch.aborted = True
-            self._fire(watch)
-
-    def _fire(self, watch: Watch) -> None:
+    def fire(self, watch: Watch) -> None:
+        """Shut `watch`'s connection now (its deadline passed, or an abort)."""
         with self._cond:
             if watch.done:
                 return
@@ -202,7 +206,7 @@ class Watchdog:
                     self._cond.wait(wait)
                     continue
                 heapq.heappop(self._heap)
-            self._fire(watch)
+            self.fire(watch)
 
 
 def _shut(sock: socket.socket) -> None:
