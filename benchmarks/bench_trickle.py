@@ -1,6 +1,7 @@
 """The trickling-receiver attack (issue 29, item 2) before and after: the
 victim tenant's delivery latency while 16 endpoints of another account
-trickle their answer, SIGTERM-to-exit time, whether server.lock was free
+trickle their answer (and, as the floor, the same run with no trickle),
+SIGTERM-to-exit time, whether server.lock was free
 while the process still ran, and whether every abandoned attempt was made
 after a restart.
 
@@ -35,13 +36,15 @@ def main() -> None:
     parser.add_argument("--victim-wait", type=float, default=10.0)
     parser.add_argument("--exit-cap", type=float, default=20.0)
     args = parser.parse_args()
-    sides = ([("before", args.before)] if args.before else []) + [("after", None)]
-    results: dict[str, list] = {name: [] for name, _ in sides}
+    sides = ([("before", args.before, True)] if args.before else []) \
+        + [("after", None, True), ("after, no attack (floor)", None, False)]
+    results: dict[str, list] = {name: [] for name, *_ in sides}
     for n in range(args.repeat):
-        for name, cwd in sides:
+        for name, cwd, attack in sides:
             with tempfile.TemporaryDirectory() as tmp:
                 report = run_attack(Path(tmp) / "data", cwd=cwd, victims=args.victims,
-                                    victim_wait=args.victim_wait, exit_cap=args.exit_cap)
+                                    victim_wait=args.victim_wait, exit_cap=args.exit_cap,
+                                    attack=attack)
             results[name].append(report)
             print(f"--- {name}, run {n + 1}", *report.lines(), sep="\n  ", flush=True)
     print(f"\n{ENDPOINTS} trickling endpoints, TRACKGRADE_WEBHOOK_TIMEOUT={TIMEOUT_S}, "

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tests.server.hostile_http import read_message
 from tests.server.serve_process import ServeProcess, make_key
 from tests.server.server_harness import multipart, request
 from tests.webhooks.receiver import Receiver
@@ -67,7 +68,8 @@ class TricklingReceiver:
         with conn:
             conn.settimeout(10)
             try:
-                path, event_id = _read_request(conn)
+                start, headers, _ = read_message(conn)
+                path, event_id = start[1], headers.get("webhook-id", "")
                 if self.mode == "answer":
                     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
                                  b"Connection: close\r\n\r\n")
@@ -92,25 +94,6 @@ class TricklingReceiver:
     def close(self) -> None:
         self._stop.set()
         self.sock.close()
-
-
-def _read_request(conn: socket.socket) -> tuple[str, str]:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            raise OSError("closed")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in
-               (line.partition(":") for line in lines[1:])}
-    while len(body) < int(headers.get("content-length", 0)):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return lines[0].split()[1], headers.get("webhook-id", "")
 
 
 @dataclass
@@ -174,13 +157,16 @@ def _lock_is_free(data: Path) -> bool:
 
 
 def run_attack(data: Path, *, env: dict | None = None, cwd: Path | None = None,
-               victims: int = 4, victim_wait: float = 15.0,
-               exit_cap: float = 30.0) -> AttackReport:
+               victims: int = 4, victim_wait: float = 15.0, exit_cap: float = 30.0,
+               attack: bool = True) -> AttackReport:
     """The whole attack (module docstring). `env` is laid over the server's
-    environment; `cwd` set to another checkout runs that one's server."""
+    environment; `cwd` set to another checkout runs that one's server;
+    `attack=False`: the same run with the attacker's receiver answering at
+    once (the victim's latency floor)."""
     attacker_key, attacker = make_key("test", data_dir=data)
     victim_key, victim = make_key("test", data_dir=data)
     trickle, honest = TricklingReceiver(), Receiver()
+    trickle.mode = "trickle" if attack else "answer"
     store = open_store(data)
     try:
         for n in range(ENDPOINTS):
@@ -198,7 +184,8 @@ def run_attack(data: Path, *, env: dict | None = None, cwd: Path | None = None,
         for n in range(3):
             _analyse(server.url, attacker_key, f"attack{n}.wav")
             attacker_events += 2
-        _wait(lambda: trickle.open >= 12, 10)          # the pool is taken
+        if attack:
+            _wait(lambda: trickle.open >= 12, 10)      # the pool is taken
         for n in range(victims):
             answered = _analyse(server.url, victim_key, f"victim{n}.wav")
             wanted = 2 * (n + 1)                         # scores_ready and completed each
