@@ -184,6 +184,17 @@ class Page:
 
     def navigate(self, url: str) -> None:
         self.call("Page.navigate", {"url": url})
+        self.wait_for_load(url)
+
+    def click(self, selector: str) -> None:
+        """Click the element (a link, a form's button) and wait for the page it loads."""
+        found = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+                              " if (!e) return false; e.click(); return true; })()")
+        if not found:
+            raise LookupError(f"no element {selector!r} on {self.evaluate('location.href')}")
+        self.wait_for_load(selector)
+
+    def wait_for_load(self, what: str) -> None:
         deadline = time.monotonic() + self.browser.timeout
         while time.monotonic() < deadline:
             try:
@@ -193,7 +204,7 @@ class Page:
             if self._note(event) == "Page.loadEventFired":
                 break
         else:
-            raise TimeoutError(f"{url} did not finish loading")
+            raise TimeoutError(f"{what} did not finish loading")
         self.evaluate("document.fonts ? document.fonts.ready.then(() => true) : true",
                       await_promise=True)
         self.settle()

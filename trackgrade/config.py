@@ -105,6 +105,11 @@ class Settings:
         "Request body bytes held in memory by all requests together (at least one "
         "largest upload); a body that does not fit is refused from its headers with 503 "
         "engine_at_capacity and Retry-After.")
+    max_body_bytes_per_account: int = setting("TRACKGRADE_MAX_BODY_BYTES_PER_ACCOUNT", 0,
+        "Upload body bytes one account's uploads may hold in flight together (0: half of "
+        "max_body_bytes_in_flight; one key: half of this; each at least one largest "
+        "upload); over it the account's next upload is refused with 503 "
+        "engine_at_capacity, not anyone else's.")
     head_timeout: float = setting("TRACKGRADE_HEAD_TIMEOUT", 10.0,
         "Seconds a client has to send a whole request head (line and headers); a "
         "connection that has sent none by then is closed.")
@@ -116,6 +121,8 @@ class Settings:
     max_connections_per_address: int = setting("TRACKGRADE_MAX_CONNECTIONS_PER_ADDRESS", 64,
         "Open connections from one client address (0: no cap); more are answered 429 "
         "rate_limited. Behind a reverse proxy every client shares its address: raise it.")
+    console: bool = setting("TRACKGRADE_CONSOLE", True,
+        "Serve the developer console at /console (`--no-console`: off).")
     allowed_hosts: str = setting("TRACKGRADE_ALLOWED_HOSTS", "",
         "Comma-separated Host header values accepted when building upload URLs without "
         "public_base_url (`name` any port, `name:port` that port, `*` any); empty: the "

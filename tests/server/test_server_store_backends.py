@@ -15,25 +15,13 @@ pattern: a backend joins by adding a factory to BACKENDS).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
+from tests.server.backends import BACKENDS  # a backend joins there
 from tests.server.server_harness import start, wav_bytes
 
-from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
-
-
-def _tinydb(request, tmp_path):
-    return lambda: open_store(tmp_path / "data")
-
-
-def _postgres(request, tmp_path):
-    url = request.getfixturevalue("postgres_url")
-    return lambda: open_store(database=url, pool_size=4)
-
-
-BACKENDS = {"tinydb": _tinydb, "postgres": _postgres}
+from trackgrade.server.store import COLLECTIONS  # noqa: E402
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -25,6 +25,7 @@ from tests.server.serve_process import CLI, ServeProcess
 from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.server import admin  # noqa: E402
+from trackgrade.server.console import signin  # noqa: E402
 from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
 from trackgrade.server.store.base import StoreDamage, StoreError  # noqa: E402
 from trackgrade.server.store.check import check_data_dir  # noqa: E402
@@ -54,6 +55,8 @@ def build_store(root: Path) -> None:
         server.ctx.lifecycle.sweep()
         admin.set_maintenance(store, True)
         admin.set_maintenance(store, False)
+        link = admin.console_link(store, account, server.url, clock=server.clock)  # a session
+        signin.sign_in(store, link["url"].split("token=", 1)[1], clock=server.clock)
         with store.transaction() as txn:           # a counter (shared stores keep rate windows)
             txn.put("counters", {"id": "rate:x", "window": 1, "count": 1})
         with store.transaction() as txn:

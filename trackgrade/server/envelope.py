@@ -20,6 +20,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
 from trackgrade.errors import ERROR_CODES, TrackgradeError
+from trackgrade.server import routing
 
 log = logging.getLogger("trackgrade.server")
 
@@ -89,14 +90,11 @@ def http_error(exc: HTTPException) -> TrackgradeError:
     code, message = _HTTP_CODES.get(status, ("api_error", "unexpected server error"))
     if status >= 500:
         code = "service_unavailable" if status == 503 else "api_error"
-    headers = {}
     if status == 405:
-        allowed = sorted(getattr(exc, "valid_methods", None) or ())
-        headers["Allow"] = ", ".join(allowed)
-        message = f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"
+        return routing.method_not_allowed(request.method, getattr(exc, "valid_methods", None))
     if status == 404:
-        message = f"no route {request.path}; see /v1/openapi.json"
-    return TrackgradeError(code, message, headers=headers)
+        return routing.route_not_found(request.path)
+    return TrackgradeError(code, message)
 
 
 def store_unavailable(exc: Exception | None, retry_after: int) -> TrackgradeError:

@@ -2,9 +2,10 @@
 
 - `inbuf_overflow` above the largest accepted body and `max_request_body_size`
   at it: waitress never spools a request body to a temporary file (it would
-  above its default 512 KB). Memory: an upload is held once by waitress and
-  once by the form parser while the request runs (about 2x the file; at most
-  `threads` requests at a time); `outbuf_overflow` is raised too so no
+  above its default 512 KB). Memory: an upload is held by waitress until the
+  form is parsed (then freed: `routes.uploads.release_body`), by the parsed
+  bytes and by their copy pickled to the worker: about 2.2x the file at the
+  peak, measured (README "Memory"); `outbuf_overflow` is raised too so no
   response is spooled either.
 - `connections.guard` refuses bodies from the request head (route limits,
   the upload token and declared size, a budget of body bytes in flight),

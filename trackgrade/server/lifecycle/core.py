@@ -11,6 +11,7 @@ from typing import Callable
 from trackgrade.server import accounts, documents
 from trackgrade.server.clock import Clock, isoformat
 from trackgrade.server.lifecycle import markers
+from trackgrade.server.lifecycle.awaiting import AwaitingUploads
 from trackgrade.server.lifecycle.rows import DONE, AnalysisRow, load_row, save_row
 from trackgrade.server.lifecycle.tokens import TokenMinter
 from trackgrade.server.store import Store, Txn, new_event
@@ -33,6 +34,7 @@ class LifecycleCore:
         self.idempotency_ttl = int(idempotency_ttl)
         self.test_retention = float(test_retention_days) * 86400.0
         self.tokens = TokenMinter(store)
+        self.awaiting = AwaitingUploads()      # read by the connection layer's admission
         # one create at a time in this process: the embedded stores serialise
         # transactions anyway; PostgreSQL's row locks serialise what must be
         # (per key and idempotency key), so creates of other keys run in parallel
@@ -50,6 +52,7 @@ class LifecycleCore:
         was not processing (its markers are dropped either way)."""
         row = load_row(txn, analysis_id)
         markers.clear(txn, analysis_id)
+        self.awaiting.drop(analysis_id)
         if row is None or row.status != "processing":
             return None
         row.status, row.phase = "failed", DONE

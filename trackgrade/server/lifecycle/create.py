@@ -63,6 +63,7 @@ class Creating(LifecycleCore):
             headers = {"X-Credits-Remaining": str(remaining)} if remaining is not None else {}
             outcome = Outcome(202, body, headers)
             self._remember(txn, idem_id, fingerprint, outcome, now)
+        self.awaiting.note(row)             # committed: its upload may come
         return outcome, None
 
     def _check_limits(self, txn: Txn, caller: Caller, now: float) -> None:

@@ -10,3 +10,6 @@ def register(app, ctx) -> None:
 
     for module in (analyses, uploads, genres, embed, openapi, account):
         app.register_blueprint(module.blueprint(ctx), url_prefix=PREFIX)
+    from trackgrade.server import console     # not part of v1: its own prefix, /console
+
+    console.register(app, ctx)

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from functools import lru_cache
 from typing import Iterator
 
-from trackgrade.server.store.base import StoreDamage
-from trackgrade.server.store.memory import State
+from trackgrade.server.store.base import StoreDamage, index_fields
+from trackgrade.server.store.memory import State, meta_of
 
 _CHUNK = 16 << 20
 
@@ -127,9 +128,18 @@ def mend_tail(fd: int, offset: int) -> str:
 
 
 def apply_ops(state: State, ops: list) -> None:
-    """Replay one transaction's ops onto `state`."""
+    """Replay one transaction's ops onto `state`. A record written before an
+    index was added lacks that index's fields: they are read from the document."""
     for op in ops:
         if op[0] == "p":
-            state.put(op[1], op[2], op[3], op[4])
+            meta = op[3]
+            if meta.keys() != _fields(op[1]):
+                meta = meta_of(op[1], json.loads(op[4]))
+            state.put(op[1], op[2], meta, op[4])
         else:
             state.delete(op[1], op[2])
+
+
+@lru_cache(maxsize=None)
+def _fields(collection: str) -> frozenset:
+    return frozenset(index_fields(collection))
