@@ -43,16 +43,6 @@ def raw_request(url: str, request_line: bytes, headers: bytes = b"") -> bytes:
     return answer
 
 
-def log_lines_after(server: ServeProcess, mark: int, wanted: str, timeout: float = 5) -> list:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lines = "".join(server.log[mark:]).splitlines()
-        if any(wanted in line for line in lines):
-            return lines
-        time.sleep(0.05)
-    return "".join(server.log[mark:]).splitlines()
-
-
 def test_the_data_directory_is_tightened_to_0700_at_start(served):
     assert stat.S_IMODE(os.stat(served.data).st_mode) == 0o700
 
@@ -62,19 +52,27 @@ FORGED = ("\n2026-11-27 22:00:00,000 INFO trackgrade.server admin key revoked "
 
 
 def test_a_request_cannot_forge_a_log_line(served):
-    """A path with %0a, %1b and a right-to-left override, and the same in the
-    route name of a 404: one request, one log line, no raw control."""
+    """A path with %0a, %1b and a right-to-left override, answered by a route
+    (a 404) and refused from its head (a GET with a body): one request, one
+    log line each, no raw control."""
     mark = len(served.log)
     encoded = "".join(ch if ch.isalnum() else "".join(f"%{b:02X}" for b in ch.encode())
                       for ch in FORGED)
     answer = raw_request(served.url, f"GET /v1/analyses/x{encoded} HTTP/1.1".encode())
     assert answer.startswith(b"HTTP/1.1 4")
-    lines = log_lines_after(served, mark, "admin key revoked")
+    answer = raw_request(served.url, f"GET /v1/genres/y{encoded} HTTP/1.1".encode(),
+                         b"Content-Length: 5\r\n")
+    assert answer.startswith(b"HTTP/1.1 4")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and "".join(served.log[mark:]).count("key revoked") < 2:
+        time.sleep(0.05)
+    lines = "".join(served.log[mark:]).splitlines()
     hits = [line for line in lines if "admin key revoked" in line]
-    assert len(hits) == 1, lines
-    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ INFO trackgrade\.access GET "
-                    r"/v1/analyses/x\\n2026", hits[0]), hits[0]
-    assert "\\x1b[2J" in hits[0] and "\\u202e" in hits[0]
+    assert len(hits) == 2, lines
+    for hit, prefix in zip(hits, ("/v1/analyses/x", "/v1/genres/y")):
+        assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ INFO trackgrade\.access GET "
+                        + re.escape(prefix), hit), hit
+        assert "\\n2026-11-27 22:00:00,000 INFO" in hit and "\\x1b[2J\\x1b[31m" in hit, hit
     assert not any(ch in "".join(lines) for ch in "\x1b\u202e\r")
 
 
