@@ -72,7 +72,8 @@ def load_references(paths: list[Path] | None) -> tuple[Reference, ...]:
 
 
 def checked_genre(genre: str | None) -> str | None:
-    return None if genre is None else check_genre(genre)
+    return None if genre is None else check_genre(genre, listed_by="one that 'trackgrade genres' "
+                                                                   "lists")
 
 
 def stdout_console() -> Console:

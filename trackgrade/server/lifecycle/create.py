@@ -120,17 +120,14 @@ class Creating(LifecycleCore):
                                 "expires_at": now + self.idempotency_ttl})
 
     def replayed(self, record: dict) -> dict:
-        """A stored record ready to answer again: while its analysis still
-        awaits the bytes, with the original upload token (derived, the same
-        on every call and every node); afterwards with an empty one (nothing
-        is left to upload). Reads only."""
+        """A stored record ready to answer again: the original response byte for
+        byte, whatever its analysis did since (CONTRACT.md section 6, Replays):
+        the upload token is derived again, the same on every call and every
+        node; once used or expired it opens nothing (`row_opened_by`)."""
         upload = record["body"].get("upload")
         if upload is None:
             return record
-        analysis_id = record["body"]["id"]
-        doc = self.store.get("analyses", analysis_id)
-        row = AnalysisRow.from_doc(doc) if doc is not None else None
-        token = self.tokens.token(analysis_id) if self._open_for_upload(row) else ""
+        token = self.tokens.token(record["body"]["id"])
         return {**record, "body": {**record["body"], "upload": {**upload, "token": token}}}
 
     def _open_for_upload(self, row: AnalysisRow | None) -> bool:
