@@ -145,3 +145,15 @@ def test_the_start_line_shows_a_key_value_connection_string_without_its_password
     finally:
         server.stop()
     assert "pg-s3cr3t" not in server.output
+
+
+def test_a_drivers_message_quoting_the_password_is_scrubbed_too():
+    """libpq quotes pieces of a malformed connection string in its messages;
+    whatever it quotes, the password never reaches a message."""
+    from trackgrade.server.store.postgres import _scrubbed, redact
+
+    for dsn in ("postgresql://tg:p%40ss-9@127.0.0.1/tg",
+                "host=127.0.0.1 password='p%40ss-9' junk"):
+        message = f'missing "=" after "junk p%40ss-9" in connection info string ({dsn})'
+        assert "p%40ss-9" not in _scrubbed(message, dsn) and "***" in _scrubbed(message, dsn)
+        assert "p%40ss-9" not in redact(dsn)

@@ -313,7 +313,7 @@ class PostgresStore(StoreLifecycle):
 
 
 
-_URL_PASSWORD = re.compile(r"(://[^/?#@:\s]*:)[^/?#\s]*@")
+_URL_PASSWORD = re.compile(r"(://[^/?#@:\s]*:)([^/?#\s]*)@")
 _KV_PASSWORD = re.compile(r"""(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&#]*)""", re.IGNORECASE)
 
 
@@ -329,7 +329,7 @@ def redact(dsn: str) -> str:
 
 def _scrubbed(text: str, dsn: str) -> str:
     """`text` (a driver's message) with any password of `dsn` in it replaced."""
-    secrets = {m.group(0).split(":", 1)[-1][:-1] for m in _URL_PASSWORD.finditer(dsn)}
+    secrets = {m.group(2) for m in _URL_PASSWORD.finditer(dsn)}
     secrets |= {m.group(2).strip("'") for m in _KV_PASSWORD.finditer(dsn)}
     for secret in sorted(filter(None, secrets), key=len, reverse=True):
         text = text.replace(secret, "***")
