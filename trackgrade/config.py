@@ -86,12 +86,15 @@ class Settings:
         "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
         "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days).")
     webhook_concurrency: int = setting("TRACKGRADE_WEBHOOK_CONCURRENCY", 16,
-        "Webhook attempts in flight at once, all endpoints together.")
+        "Webhook attempts in flight at once, all endpoints together; one account holds at "
+        "most its share (and never more than 3/4 of them), so another account's deliveries "
+        "always find room.")
     webhook_per_endpoint: int = setting("TRACKGRADE_WEBHOOK_PER_ENDPOINT", 4,
         "Webhook attempts in flight to one endpoint (a slow one never holds more).")
     webhook_timeout: float = setting("TRACKGRADE_WEBHOOK_TIMEOUT", 10.0,
-        "Seconds a receiver has to answer one webhook attempt (the CONTRACT's 10 s; "
-        "shorter in tests). An attempt a dead node had claimed is taken over by another "
+        "Seconds one webhook attempt may take in all: connecting, TLS, sending and the "
+        "whole answer (the CONTRACT's 10 s; shorter in tests); a receiver trickling its "
+        "answer is cut off then. An attempt a dead node had claimed is taken over by another "
         "node after 5 of these plus 20 s.")
     webhook_history: int = setting("TRACKGRADE_WEBHOOK_HISTORY", 1000,
         "Delivered events kept for `admin events resend`; older ones are pruned.")

@@ -134,12 +134,18 @@ class Creating(LifecycleCore):
         return bool(row is not None and row.awaiting_upload
                     and self.clock.time() < float(row.upload_expires_at))
 
-    def _token_opens(self, row: AnalysisRow | None, token: str | None) -> bool:
-        return self._open_for_upload(row) and self.tokens.matches(row.id, token)
+    def _token_opens(self, row: AnalysisRow | None, token: str | None, reader) -> bool:
+        """The token is this analysis's, the analysis awaits its bytes, and
+        the key that submitted it is not revoked (`reader`: the store or the
+        open transaction): revoking a key closes its uploads at once."""
+        if not (self._open_for_upload(row) and self.tokens.matches(row.id, token)):
+            return False
+        key = reader.get("keys", row.key_id)
+        return key is not None and not key.get("revoked_at")
 
     def row_opened_by(self, txn: Txn, analysis_id: str, token: str | None) -> AnalysisRow:
         row = load_row(txn, analysis_id)
-        if not self._token_opens(row, token):
+        if not self._token_opens(row, token, txn):
             raise TrackgradeError("upload_token_invalid", "the upload token was already "
                                   "used or has expired")
         return row

@@ -38,7 +38,7 @@ class Transitions(Creating):
         self.tokens.key()
         doc = self.store.get("analyses", analysis_id) if token else None
         row = None if doc is None else AnalysisRow.from_doc(doc)
-        if not self._token_opens(row, token):
+        if not self._token_opens(row, token, self.store):
             raise token_invalid()
         return doc
 

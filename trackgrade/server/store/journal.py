@@ -79,6 +79,22 @@ def read_transactions(fd: int, offset: int, *, path="journal") -> Iterator[tuple
         pending = data[start:]
 
 
+def ack_mark(generation: int, length: int) -> bytes:
+    """The acknowledged mark, kept in durable.py's store.lock: the journal's
+    generation and length after the last commit, written after that commit's
+    fdatasync. A journal whose records end before its mark was cut inside
+    acknowledged records, not torn by a crash (`admin store check` says so)."""
+    return b"%010d %020d\n" % (generation, length)
+
+
+def read_ack_mark(data: bytes) -> tuple[int, int] | None:
+    """(generation, length) of a mark; None when there is none (an older store)."""
+    parts = data.split(b"\n", 1)[0].split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
 def tail_state(fd: int, offset: int) -> tuple[str, int, list | None]:
     """What lies from `offset` (after the last whole record) to the end: its
     kind, size and, for a whole record, its ops. Kinds: "clean" (nothing),
