@@ -19,6 +19,7 @@ from trackgrade.server.webhooks.schedule import (
     DEFAULT_SCHEDULE, next_wait, parse_schedule,
 )
 
+from tests.poll import wait_for
 from tests.webhooks.receiver import Receiver, answer, fail_first
 
 T0 = 1_700_000_000.0
@@ -353,10 +354,11 @@ def test_attempts_queued_for_an_endpoint_that_went_away_are_never_sent(world, ho
         rcv.wait_for(2, timeout=5)                    # two in flight, the rest queued here
         if how == "removed":
             endpoints.remove_endpoint(world.store, made["id"])
-        time.sleep(1.5)                               # the first two end (410 / timeout)
+        # settled: no delivery of the endpoint is pending (none in flight, none queued)
+        wait_for(lambda: all(r["state"] != "pending" for r in world.store.scan("deliveries")
+                             if r["webhook_id"] == made["id"]), timeout=5,
+                 what="every delivery to the endpoint settled")
         assert len(rcv.deliveries) == 2
-        rows = [r for r in world.store.scan("deliveries") if r["webhook_id"] == made["id"]]
-        assert all(r["state"] != "pending" for r in rows)
     finally:
         dispatcher.stop()
 
@@ -376,9 +378,10 @@ def test_several_hanging_endpoints_do_not_take_every_thread(world):
         assert fast.deliveries[-1].at - started < 0.9          # before any hang times out
         # a fair share each (8 threads, 4 endpoints with work): 2, not 4
         assert all(len(rcv.deliveries) <= 2 for rcv in hanging)
-        time.sleep(1.5)                     # the first attempts time out: 1 at a time now
+        # the first attempts time out; their other events still go, 1 at a time now
+        wait_for(lambda: all(len(rcv.deliveries) >= 3 for rcv in hanging), timeout=5,
+                 what="a third attempt at every hanging endpoint")
         assert all(dispatcher.slots.busy.get(i, 0) <= 1 for i in ids), dispatcher.slots.busy
-        assert all(len(rcv.deliveries) >= 3 for rcv in hanging)  # their other events still go
     finally:
         dispatcher.stop()
 
