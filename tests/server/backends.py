@@ -6,7 +6,7 @@ from __future__ import annotations
 from trackgrade.server.store import open_store
 
 
-def _tinydb(request, tmp_path):
+def _journal(request, tmp_path):
     return lambda: open_store(tmp_path / "data")
 
 
@@ -15,4 +15,4 @@ def _postgres(request, tmp_path):
     return lambda: open_store(database=url, pool_size=4)
 
 
-BACKENDS = {"tinydb": _tinydb, "postgres": _postgres}
+BACKENDS = {"journal": _journal, "postgres": _postgres}

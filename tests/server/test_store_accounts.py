@@ -13,7 +13,7 @@ from trackgrade.server.store import MemoryStore, open_store
 from trackgrade.server import queries
 
 
-@pytest.fixture(params=["memory", "tinydb"])
+@pytest.fixture(params=["memory", "journal"])
 def store(request, tmp_path):
     opened = MemoryStore() if request.param == "memory" else open_store(tmp_path / "data")
     yield opened

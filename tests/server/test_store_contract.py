@@ -22,16 +22,16 @@ def _memory(tmp_path):
     return MemoryStore()
 
 
-def _tinydb(tmp_path):
+def _journal(tmp_path):
     return open_store(tmp_path / "data")
 
 
-def _tinydb_compacting(tmp_path):
+def _journal_compacting(tmp_path):
     # a tiny compaction threshold: snapshots rotate under the tests' feet
     return open_store(tmp_path / "data", compact_bytes=4096)
 
 
-BACKENDS = {"memory": _memory, "tinydb": _tinydb, "tinydb-compacting": _tinydb_compacting,
+BACKENDS = {"memory": _memory, "journal": _journal, "journal-compacting": _journal_compacting,
             "postgres": None}
 
 

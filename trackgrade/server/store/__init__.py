@@ -18,8 +18,8 @@ def open_store(data_dir=None, *, database: str | None = None, **options) -> "Sto
     if database:
         from trackgrade.server.store.postgres import PostgresStore
         return PostgresStore(database, **options)
-    from trackgrade.server.store.durable import TinyDBStore
-    return TinyDBStore(data_dir, **options)
+    from trackgrade.server.store.durable import JournalStore
+    return JournalStore(data_dir, **options)
 
 
 __all__ = ["COLLECTIONS", "INDEXES", "Doc", "Index", "MemoryStore", "Store", "StoreError",

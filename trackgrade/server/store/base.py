@@ -3,7 +3,7 @@
 Backends (each passes the one contract suite, tests/server/test_store_contract.py):
 
     MemoryStore   trackgrade.server.store.memory    tests, `create_app(store=MemoryStore())`
-    TinyDBStore   trackgrade.server.store.durable   `trackgrade serve --data DIR`, the admin CLI
+    JournalStore  trackgrade.server.store.durable   `trackgrade serve --data DIR`, the admin CLI
     PostgresStore trackgrade.server.store.postgres  `trackgrade serve --database URL`: nodes
                                                     sharing one database
 

@@ -84,8 +84,10 @@ def _generations(root: Path) -> tuple[list[int], list[int], list[Path]]:
     return sorted(snapshots), sorted(journals), temps
 
 
-class TinyDBStore(MemoryStore):
-    """A `Store` in a data directory, shared safely by threads and processes."""
+class JournalStore(MemoryStore):
+    """A `Store` in a data directory, shared safely by threads and processes:
+    every write appended to a journal, compacted into snapshots that TinyDB
+    can open (`snapshot.SnapshotStorage`)."""
 
     def __init__(self, data_dir: str | os.PathLike, *,
                  compact_bytes: int = DEFAULT_COMPACT_BYTES) -> None:
