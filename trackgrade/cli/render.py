@@ -19,8 +19,9 @@ from trackgrade.cli.render_delivery import delivery_block, delivery_lines
 from trackgrade.cli.styles import (FEEDBACK_STYLE, SECTION_STYLE, bar, bar_with_marker,
                                    score_style)
 from trackgrade.cli.terminal import plain_text
-from trackgrade.display import clock, mix_rows, plural
+from trackgrade.display import clock, plural
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
+from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import band_db, target_name
 from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                        TRUE_PEAK_MAX_DBTP)

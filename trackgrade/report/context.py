@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from trackgrade.display import clock, mix_rows, score_tier
+from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import target_name
 from trackgrade.model import Analysis, Extras
 from trackgrade.report import charts
