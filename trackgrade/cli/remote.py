@@ -23,6 +23,7 @@ from trackgrade.cli.analyze import (GenreOption, JsonOption, json_option, Master
                                     check_readable, stderr_console, stdout_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
+from trackgrade.status import COMPLETE, FAILED
 
 app = typer.Typer(name="remote", no_args_is_help=True, add_completion=False,
                   help="Analyze and read analyses on a trackgrade instance (its HTTP API).")
@@ -90,12 +91,12 @@ def show_analysis(doc: dict, as_json: bool) -> int:
     """Print one server document; the exit code (1 for a failed analysis)."""
     if as_json:
         dump(doc)
-    if doc["status"] == "failed":
+    if doc["status"] == FAILED:
         print_error(failure_line(doc))
         return EXIT_BAD
     if as_json:
         return EXIT_OK
-    if doc["status"] != "complete":
+    if doc["status"] != COMPLETE:
         stdout_console().print(status_line(doc))
         return EXIT_OK
     from trackgrade.cli.render import render_analysis

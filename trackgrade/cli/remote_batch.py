@@ -33,6 +33,7 @@ from typing import Callable, Optional
 from trackgrade.client import APIError, Client, ConflictError, InsufficientCreditsError
 from trackgrade.client.errors import APIConnectionError, RateLimitError, ServerError, header
 from trackgrade.client.retry import NOT_RETRIED_429
+from trackgrade.status import COMPLETE, FAILED
 
 GIVE_UP_S = 900.0            # a file waiting for room longer than this becomes a failed row
 WAIT_TIMEOUT_S = 1800.0      # a file whose analysis takes longer than this becomes a failed row
@@ -196,11 +197,11 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
             uploaded = time.perf_counter()
             doc = client.analyses.wait(accepted["id"], timeout=WAIT_TIMEOUT_S,
                                        **pace.polling(accepted.replayed))
-            if doc["status"] == "complete" and not accepted.replayed:
+            if doc["status"] == COMPLETE and not accepted.replayed:
                 pace.learn(time.perf_counter() - uploaded)
             # a replay of a submission whose bytes never came (the first run died
             # before its upload and the token expired): submit afresh, next round
-            if not (accepted.replayed and doc["status"] == "failed" and round_ < MAX_ROUNDS
+            if not (accepted.replayed and doc["status"] == FAILED and round_ < MAX_ROUNDS
                     and (doc.get("error") or {}).get("code") == "upload_incomplete"):
                 break
             round_ += 1
@@ -213,7 +214,7 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
         return failed_row(path, exc.code or "api_error", message,
                           time.perf_counter() - start), None
     seconds = time.perf_counter() - start - waited[0]
-    if doc["status"] == "failed":
+    if doc["status"] == FAILED:
         error = doc.get("error") or {}
         return failed_row(path, error.get("code") or "engine_error",
                           f"{error.get('message', 'failed')} (analysis {doc['id']})",

@@ -17,6 +17,7 @@ from trackgrade.cli.terminal import plain_text
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.limits import BAND_WORDS
 from trackgrade.model import Analysis
+from trackgrade.status import FAILED
 
 SKIPPED_NAMES = 6
 
@@ -211,7 +212,7 @@ def remote_list_table(docs: list[dict]) -> Table:
         else:
             score_cell = Text("")
         table.add_row(doc["id"], (doc.get("created_at") or "")[5:16].replace("T", " "),
-                      plain_text(doc["status"], "red" if doc["status"] == "failed" else ""),
+                      plain_text(doc["status"], "red" if doc["status"] == FAILED else ""),
                       score_cell, plain_text(doc.get("file_name") or ""))
     return table
 

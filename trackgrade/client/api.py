@@ -14,12 +14,12 @@ from trackgrade.client.errors import (APIConnectionError, APIError, Authenticati
                                       WaitTimeoutError, error_from_response)
 from trackgrade.client.retry import Pacer, RetryPolicy, is_retryable
 from trackgrade.client.transport import HTTPTransport, Request, Response, Transport
+from trackgrade.status import COMPLETE, FAILED, READY
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 API_PREFIX = "/v1"
 ENV_KEY = "TRACKGRADE_API_KEY"
 ENV_BASE_URL = "TRACKGRADE_BASE_URL"
-TERMINAL = ("complete", "failed")
 FileInput = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 
 
@@ -384,11 +384,11 @@ class Analyses:
 
 
 def reached(status: Mapping[str, Any], until: str) -> bool:
-    if status["status"] == "failed":
+    if status["status"] == FAILED:
         return True
-    if until == "complete":
-        return status["status"] == "complete"
-    return status["status"] == "complete" and status.get("diagnosis_status") == "ready"
+    if until == COMPLETE:
+        return status["status"] == COMPLETE
+    return status["status"] == COMPLETE and status.get("diagnosis_status") == READY
 
 
 def _id(analysis_id: str) -> str:

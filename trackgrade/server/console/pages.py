@@ -18,6 +18,7 @@ from trackgrade.server.lifecycle.rows import AWAITING_UPLOAD
 from trackgrade.server.routes.account import account_document
 from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.webhooks import endpoints
+from trackgrade.status import COMPLETE, FAILED, PROCESSING
 
 PAGE_SIZE = 20
 DELIVERY_LOG_SIZE = 50
@@ -141,7 +142,7 @@ def analyses(store, account_id: str, mode: str, *, after: str | None = None,
 
 def analysis_item(row: dict) -> dict:
     doc = documents.document(row)
-    complete = row["status"] == "complete"
+    complete = row["status"] == COMPLETE
     grade = doc.get("grade") or {}
     genre = doc.get("genre") or {}
     return {"id": row["id"], "file_name": row["file_name"], "status": row["status"],
@@ -150,9 +151,9 @@ def analysis_item(row: dict) -> dict:
             "tier": score_tier(doc["score"]) if complete and "score" in doc else "",
             "grade": grade.get("letter", "") if complete else "",
             "genre": genre.get("name", "") if complete else "",
-            "error": (doc.get("error") or {}).get("code", "") if row["status"] == "failed" else "",
+            "error": (doc.get("error") or {}).get("code", "") if row["status"] == FAILED else "",
             "created": when(row["created_at"]), "complete": complete,
-            "cancelable": row["status"] == "processing" and row.get("phase") == AWAITING_UPLOAD,
+            "cancelable": row["status"] == PROCESSING and row.get("phase") == AWAITING_UPLOAD,
             "embed": bool(row.get("embed")), "livemode": bool(row.get("livemode"))}
 
 

@@ -23,6 +23,7 @@ from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.store import StoreError
 from trackgrade.server.webhooks import endpoints
 from trackgrade.server.webhooks.addresses import redacted
+from trackgrade.status import COMPLETE
 
 COOKIE = "tg_console"
 SIGNED_OUT = "/console/signed-out"
@@ -259,7 +260,7 @@ def blueprint(ctx) -> Blueprint:
     @page
     def analysis(account_id: str, analysis_id: str):
         row = pages.owned_analysis(store, account_id, analysis_id)
-        if row["status"] != "complete":
+        if row["status"] != COMPLETE:
             return render("analysis.html.j2", nav="analyses", item=pages.analysis_item(row),
                           error=documents.document(row).get("error"))
         from trackgrade.model import analysis_from_dict

@@ -17,6 +17,7 @@ from trackgrade.server.lifecycle.core import UPLOAD_FIELD, LifecycleCore
 from trackgrade.server.lifecycle.rows import AnalysisRow, Caller, Outcome, Submission, load_row, \
     save_row
 from trackgrade.server.store import Txn
+from trackgrade.status import PENDING, PROCESSING
 
 NAMED_IN_FLIGHT = 10        # ids the too_many_in_flight message names
 
@@ -98,8 +99,8 @@ class Creating(LifecycleCore):
 
     def _accepted_body(self, row: AnalysisRow, remaining: int | None, url: str,
                        token: str) -> dict:
-        body = {"object": "analysis", "id": row.id, "status": "processing",
-                "diagnosis_status": "pending", "livemode": row.livemode,
+        body = {"object": "analysis", "id": row.id, "status": PROCESSING,
+                "diagnosis_status": PENDING, "livemode": row.livemode,
                 "external_id": row.external_id}
         if remaining is not None:
             body["credits_remaining"] = remaining

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from trackgrade.server import documents
+from trackgrade.status import PENDING, PROCESSING
 
 AWAITING_UPLOAD = "awaiting_upload"
 UPLOADED = "uploaded"
@@ -70,8 +71,8 @@ class AnalysisRow:
     external_id: str | None = None
     genre: str | None = None
     codec_preview: bool = False
-    status: str = "processing"              # processing | complete | failed
-    diagnosis_status: str = "pending"       # pending | ready
+    status: str = PROCESSING                # processing | complete | failed
+    diagnosis_status: str = PENDING         # pending | ready
     completed_at: str | None = None
     phase: str = AWAITING_UPLOAD
     upload_expires_at: float = 0.0
@@ -97,7 +98,7 @@ class AnalysisRow:
 
     @property
     def awaiting_upload(self) -> bool:
-        return self.status == "processing" and self.phase == AWAITING_UPLOAD
+        return self.status == PROCESSING and self.phase == AWAITING_UPLOAD
 
     def render(self, result: dict | None = None) -> dict:
         """Re-render the public document after a change; returns it."""

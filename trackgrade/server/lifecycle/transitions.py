@@ -24,6 +24,7 @@ from trackgrade.server.lifecycle.rows import (
     DONE, ENHANCING, UPLOADED, AnalysisRow, load_row, save_row,
 )
 from trackgrade.server.lifecycle.tokens import token_invalid
+from trackgrade.status import COMPLETE, PENDING, PROCESSING, READY
 
 # the codes a failed analysis embeds (spec 7.2, plus the size limit at upload)
 EMBEDDED_CODES = ("upload_incomplete", "file_rejected", "file_too_large",
@@ -73,7 +74,7 @@ class Transitions(Creating):
             row = load_row(txn, analysis_id)
             if row is None or not row.awaiting_upload:
                 state = "gone" if row is None else (
-                    row.status if row.status != "processing" else "past its upload")
+                    row.status if row.status != PROCESSING else "past its upload")
                 raise TrackgradeError(
                     "analysis_not_cancelable", f"analysis {analysis_id} is {state}; only an "
                     "analysis awaiting its upload can be canceled", param="id")
@@ -84,27 +85,27 @@ class Transitions(Creating):
     # --- transitions reported by the executor (the worker.Sink protocol) ------------
 
     def scores_ready(self, analysis_id: str, analysis: Analysis) -> None:
-        pending = analysis if analysis.diagnosis.status == "pending" else \
-            analysis.with_diagnosis(replace(analysis.diagnosis, status="pending"))
+        pending = analysis if analysis.diagnosis.status == PENDING else \
+            analysis.with_diagnosis(replace(analysis.diagnosis, status=PENDING))
         with self.store.transaction() as txn:
             row = load_row(txn, analysis_id)
-            if row is None or row.status != "processing":
+            if row is None or row.status != PROCESSING:
                 return
-            row.status, row.diagnosis_status, row.phase = "complete", "pending", ENHANCING
+            row.status, row.diagnosis_status, row.phase = COMPLETE, PENDING, ENHANCING
             row.completed_at = isoformat(self.clock.now())
             doc = row.render(pending.to_dict())
             save_row(txn, row)
             self._event(txn, "analysis.scores_ready", row, doc)
 
     def completed(self, analysis_id: str, analysis: Analysis) -> None:
-        ready = analysis if analysis.diagnosis.status == "ready" else \
-            analysis.with_diagnosis(replace(analysis.diagnosis, status="ready"))
+        ready = analysis if analysis.diagnosis.status == READY else \
+            analysis.with_diagnosis(replace(analysis.diagnosis, status=READY))
         with self.store.transaction() as txn:
             row = load_row(txn, analysis_id)
             markers.clear(txn, analysis_id)
-            if row is None or row.status != "complete" or row.diagnosis_status == "ready":
+            if row is None or row.status != COMPLETE or row.diagnosis_status == READY:
                 return
-            row.diagnosis_status, row.phase = "ready", DONE
+            row.diagnosis_status, row.phase = READY, DONE
             doc = row.render(ready.to_dict())
             save_row(txn, row)
             self._event(txn, "analysis.completed", row, doc)

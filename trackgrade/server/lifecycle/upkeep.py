@@ -10,6 +10,7 @@ from trackgrade.server.clock import isoformat
 from trackgrade.server.lifecycle import markers
 from trackgrade.server.lifecycle.rows import DONE, load_row, save_row
 from trackgrade.server.lifecycle.transitions import Transitions
+from trackgrade.status import COMPLETE, READY
 
 PURGE_BATCH = 500
 SWEEP_BATCH = 50
@@ -27,13 +28,13 @@ class Upkeep(Transitions):
         for analysis_id in markers.jobs_of(self.store, self.node if self.shared else None):
             with self.store.transaction() as txn:
                 row = load_row(txn, analysis_id)
-                if row is not None and row.status == "complete":
+                if row is not None and row.status == COMPLETE:
                     markers.clear(txn, analysis_id)
-                    if row.diagnosis_status != "ready":
+                    if row.diagnosis_status != READY:
                         result = row.result() or {}
-                        diagnosis = dict(result.get("diagnosis") or {}, status="ready")
-                        result.update(diagnosis=diagnosis, diagnosis_status="ready")
-                        row.diagnosis_status, row.phase = "ready", DONE
+                        diagnosis = dict(result.get("diagnosis") or {}, status=READY)
+                        result.update(diagnosis=diagnosis, diagnosis_status=READY)
+                        row.diagnosis_status, row.phase = READY, DONE
                         doc = row.render(result)
                         save_row(txn, row)
                         self._event(txn, "analysis.completed", row, doc)

@@ -32,6 +32,7 @@ from trackgrade.server.lifecycle import UPLOAD_FIELD
 from trackgrade.server.lifecycle.tokens import token_invalid
 from trackgrade.server.routes.common import is_uuid
 from trackgrade.server.worker import Job
+from trackgrade.status import PROCESSING
 
 MULTIPART_OVERHEAD = 64 * 1024
 # the codes a `_fail_<code>` test-mode file name fails with at the upload step
@@ -166,6 +167,6 @@ def blueprint(ctx) -> Blueprint:
         size = len(data)
         del data, job
         return json_response({"object": "upload", "analysis_id": analysis_id,
-                              "status": "processing", "bytes_received": size}, 200)
+                              "status": PROCESSING, "bytes_received": size}, 200)
 
     return bp

@@ -96,6 +96,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from trackgrade.status import PROCESSING
+
 Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
@@ -151,7 +153,7 @@ INDEXES: tuple[Index, ...] = (
     Index("analyses.by_owner", "analyses", ("account_id", "livemode"), ("created_at",)),
     Index("analyses.by_key", "analyses", ("key_id",), ("created_at",)),
     Index("analyses.in_flight", "analyses", ("key_id",), ("created_at",),
-          where=("status", "processing")),
+          where=("status", PROCESSING)),
     Index("analyses.test_by_created", "analyses", (), ("created_at",),
           where=("livemode", False)),
     Index("uploads.by_deadline", "uploads", (), ("at",)),
