@@ -46,7 +46,7 @@ def _grade_letters() -> tuple[str, ...]:
 
 
 def _mastering_statuses() -> tuple[str, ...]:
-    from trackgrade.grading.limits import MASTERING_STATUSES
+    from trackgrade.limits import MASTERING_STATUSES
 
     return tuple(MASTERING_STATUSES)
 

@@ -22,7 +22,7 @@ references; ../shared/research/spectral-balance.md the measurements):
   instrument less (up to 10 dB less below 100 Hz per Elowsson & Friberg).
   The labels are their family tilted by a few dB in the direction of the
   usual description of the subgenre (`LABELS`).
-* band tolerances live in trackgrade/grading/limits.py (BAND_TOLERANCE_DB),
+* band tolerances live in trackgrade/limits.py (BAND_TOLERANCE_DB),
   from the between-track spread the same research measures.
 * bpm ranges: the published genre tempo conventions (Beatport genre pages,
   Ishkur's Guide, Butler "Unlocking the Groove" 2006).

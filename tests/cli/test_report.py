@@ -83,7 +83,7 @@ def test_report_has_every_chart_and_fact():
 def test_tonal_balance_is_db_against_the_target():
     """The chart's numbers are the grading's: 10 log10(share / target share)."""
     from trackgrade.engine.features import BAND_NAMES
-    from trackgrade.grading.limits import BAND_SHARE_FLOOR_PCT as FLOOR
+    from trackgrade.limits import BAND_SHARE_FLOOR_PCT as FLOOR
 
     analysis = canned_analysis("balance.wav", "pre-master")
     html = render_report(analysis)

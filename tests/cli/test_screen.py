@@ -11,7 +11,7 @@ from rich.console import Console
 
 from trackgrade.cli.render import render_analysis
 from trackgrade.grading import build_analysis
-from trackgrade.grading.limits import BAND_TOLERANCE_DB, BAND_WORDS
+from trackgrade.limits import BAND_TOLERANCE_DB, BAND_WORDS
 
 from tests.grading.factory import make_features
 

@@ -18,7 +18,7 @@ from trackgrade.cli.render import render_analysis
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.grading.limits import BAND_LABELS, BAND_WORDS
+from trackgrade.limits import BAND_LABELS, BAND_WORDS
 
 from tests.truth import real_manifest, real_only, real_params
 

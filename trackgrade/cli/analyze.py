@@ -21,7 +21,7 @@ import typer
 
 from trackgrade.cli.errors import EXIT_OK, EXIT_USAGE, print_error, read_input_file
 from trackgrade.errors import TrackgradeError
-from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import Reference, check_genre
 from trackgrade.model import Analysis
 

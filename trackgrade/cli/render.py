@@ -23,7 +23,7 @@ from trackgrade.display import clock, plural
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import band_db, target_name
-from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
+from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                        TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import Analysis
 from trackgrade.pillars import PILLAR_TITLES

@@ -11,11 +11,11 @@ from rich.text import Text
 
 from trackgrade.cli.styles import score_style
 from trackgrade.cli.terminal import plain_text
-from trackgrade.grading.limits import BAND_WORDS
+from trackgrade.limits import BAND_WORDS
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.limits import MONO_LOSS_WARN_DB
+from trackgrade.limits import MONO_LOSS_WARN_DB
 from trackgrade.model import Delivery
 
 OUTCOME_TEXT = {"turned_down": "turned down", "unchanged": "unchanged", "turned_up": "turned up",

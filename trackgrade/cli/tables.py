@@ -15,7 +15,7 @@ from trackgrade.cli.render import genre_display_name
 from trackgrade.cli.styles import score_style
 from trackgrade.cli.terminal import plain_text
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.limits import BAND_WORDS
+from trackgrade.limits import BAND_WORDS
 from trackgrade.model import Analysis
 from trackgrade.status import FAILED
 

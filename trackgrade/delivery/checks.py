@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from trackgrade.delivery.platforms import platform_gains
 from trackgrade.engine.features import BAND_NAMES, MonoFold
-from trackgrade.grading.limits import LOW_END_BANDS, LOW_END_MONO_LOSS_DB
+from trackgrade.limits import LOW_END_BANDS, LOW_END_MONO_LOSS_DB
 from trackgrade.model import CodecCheck, Delivery, MonoBand, MonoBands, MonoCheck
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.limits import (BAND_LABELS, LEVEL_ONLY_BAND_DB, LEVEL_ONLY_LRA_LU,
+from trackgrade.limits import (BAND_LABELS, LEVEL_ONLY_BAND_DB, LEVEL_ONLY_LRA_LU,
                                        LEVEL_ONLY_MIN_DB, LEVEL_ONLY_STEREO)
 from trackgrade.pillars import PILLARS
 

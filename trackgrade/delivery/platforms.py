@@ -44,6 +44,8 @@ PLATFORMS = (
              "https://www.sageaudio.com/blog/mastering/mastering-for-streaming-platform-loudness-and-normalization-explained.php"),
 )
 PLATFORM_NAMES = {p.key: p.name for p in PLATFORMS}
+# (name, reference LUFS) of every platform that normalises
+STREAMING_LUFS = tuple((p.name, p.reference_lufs) for p in PLATFORMS if p.reference_lufs is not None)
 # display names of the codecs of the preview (engine.codecs.CODECS)
 CODEC_NAMES = {"mp3": "MP3", "aac": "AAC", "opus": "Opus"}
 

@@ -11,7 +11,7 @@ the thresholds of limits.py. The enhanced narrative is
 
 from trackgrade.grading.analysis import (Judgement, build_analysis, check_mastering_status, judge,
                                          round_bands)
-from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.limits import MASTERING_STATUSES
 
 __all__ = ["build_analysis", "judge", "Judgement", "MASTERING_STATUSES", "check_mastering_status",
            "round_bands"]

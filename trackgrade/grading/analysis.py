@@ -16,7 +16,7 @@ from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LAB
                                        GenreGuess, band_similarity, broad_profile, detect_genre,
                                        tempo_fit)
 from trackgrade.grading.grade import grade_for
-from trackgrade.grading.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
+from trackgrade.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.delivery.checks import delivery_checks

@@ -9,9 +9,10 @@ says what streaming platforms will do to the loudness and gives fixes.
 
 from __future__ import annotations
 
-from trackgrade.grading import limits as L
+from trackgrade import limits as L
+from trackgrade.delivery.platforms import STREAMING_LUFS
 from trackgrade.grading.genres import GENRES
-from trackgrade.grading.limits import BAND_LABELS
+from trackgrade.limits import BAND_LABELS
 from trackgrade.grading.scores import AUDIBLE_LUFS
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         genre_unclear, genre_word, nearest_family,
@@ -200,8 +201,8 @@ def _bands_text(a: Analysis) -> str:
 def _streaming_text(a: Analysis) -> str:
     lufs = a.mix.loudness_lufs
     norm = L.STREAMING_REFERENCE_LUFS
-    same = ", ".join(name for name, level in L.STREAMING_LUFS if level == norm)
-    others = [(name, level) for name, level in L.STREAMING_LUFS if level != norm]
+    same = ", ".join(name for name, level in STREAMING_LUFS if level == norm)
+    others = [(name, level) for name, level in STREAMING_LUFS if level != norm]
     gap = norm - lufs
     if gap < -0.5:
         text = (f"Streaming: {same} normalise to {norm:g} LUFS, so they will turn this {lufs:.1f} LUFS "

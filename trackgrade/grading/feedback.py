@@ -8,11 +8,11 @@ rhythm, structure, key, genre, file.
 
 from __future__ import annotations
 
-from trackgrade.grading import limits as L
+from trackgrade import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         genre_unclear, not_electronic_text, part_text, profile_name,
                                         target_name, targets, unclear_genre_text)
-from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
+from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.musical_keys import camelot_neighbours
 from trackgrade.model import Analysis, FeedbackItem

@@ -4,7 +4,7 @@ limit it is read against."""
 
 from __future__ import annotations
 
-from trackgrade.grading.limits import TRUE_PEAK_MAX_DBTP
+from trackgrade.limits import TRUE_PEAK_MAX_DBTP
 
 
 def mix_rows(mix, mastering_status: str = "master") -> list[tuple[str, str, str]]:

@@ -31,7 +31,7 @@ from trackgrade.engine.features import BAND_NAMES
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.genre_model import (GenreModel, default_model, feature_vector, probabilities,
                                             typicality)
-from trackgrade.grading import limits as L
+from trackgrade import limits as L
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,7 @@ import numpy as np
 
 from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, SILENCE_LUFS,
                                         Features)
-from trackgrade.grading import limits as L
+from trackgrade import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
 from trackgrade.model import DanceabilityBreakdown
 

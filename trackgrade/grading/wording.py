@@ -9,10 +9,10 @@ everywhere.
 from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading import limits as L
+from trackgrade import limits as L
 from trackgrade.grading.genres import (BROAD_PROFILE, ELECTRONIC, GENRES, TIMING_GRID_MS,
                                        TIMING_PLAYED_MS, band_distance_db)
-from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB
 from trackgrade.grading.targets import REFERENCE
 from trackgrade.model import Analysis
 

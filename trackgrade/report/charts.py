@@ -12,7 +12,7 @@ import math
 
 from trackgrade.display import clock
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
-from trackgrade.grading.limits import BAND_WORDS
+from trackgrade.limits import BAND_WORDS
 
 SECTION_COLOURS = {"intro": "#9cc3e6", "buildup": "#f6c47b", "drop": "#ef8a6f",
                    "breakdown": "#b7a8dd", "outro": "#9cc3e6"}

@@ -62,7 +62,7 @@ def band_rows(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
     tolerance the grading allows, the shares in %, and the first reference's
     dB against the same target."""
     from trackgrade.grading.genres import band_distance_db
-    from trackgrade.grading.limits import BAND_TOLERANCE_DB
+    from trackgrade.limits import BAND_TOLERANCE_DB
 
     mine = {b: float(getattr(analysis.frequency.bands, b)) for b in BAND_NAMES}
     target = {b: float(getattr(analysis.frequency.ideal, b)) for b in BAND_NAMES}

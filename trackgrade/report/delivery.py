@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
-from trackgrade.grading.limits import BAND_LABELS, MONO_LOSS_WARN_DB
+from trackgrade.limits import BAND_LABELS, MONO_LOSS_WARN_DB
 from trackgrade.model import Analysis
 from trackgrade.pillars import PILLAR_TITLES
 

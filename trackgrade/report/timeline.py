@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trackgrade.engine.fir import kaiser_lowpass
-from trackgrade.grading.limits import TRUE_PEAK_MAX_DBTP
+from trackgrade.limits import TRUE_PEAK_MAX_DBTP
 
 ENVELOPE_COLUMNS = 720
 CORRELATION_WINDOW_S = 0.5

@@ -15,7 +15,7 @@ from trackgrade.display import CONTROLS_CLASS
 from trackgrade.document import component_schemas, served_analysis_schema
 from trackgrade.errors import ERROR_CODES
 from trackgrade.grading.genres import GENRES
-from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.limits import MASTERING_STATUSES
 
 UPLOAD_MAX_PARTS = 16      # app.InMemoryRequest.max_form_parts
 

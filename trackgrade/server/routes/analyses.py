@@ -9,7 +9,7 @@ from flask import Blueprint, request
 
 from trackgrade.display import has_controls
 from trackgrade.errors import TrackgradeError
-from trackgrade.grading.limits import MASTERING_STATUSES
+from trackgrade.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import check_genre
 from trackgrade.server import documents, idempotency, queries
 from trackgrade.server.capacity import ENGINE_FULL, engine_at_capacity

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from trackgrade.delivery.platforms import PLATFORMS
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 
 MASTERING_STATUSES = ("pre-master", "master")
@@ -75,8 +74,6 @@ PRE_MASTER_IDEAL_PEAK_DBTP = -6.0
 PRE_MASTER_LUFS = (-23.0, -14.0)
 PRE_MASTER_SEND_LUFS = -18.0
 STREAMING_REFERENCE_LUFS = -14.0     # Spotify, YouTube, Tidal, Amazon Music
-# (name, reference LUFS) of every platform that normalises (delivery.platforms.PLATFORMS)
-STREAMING_LUFS = tuple((p.name, p.reference_lufs) for p in PLATFORMS if p.reference_lufs is not None)
 
 # Delivery checks (CONTRACT.md section 5): a band that loses this much summed to
 # mono gets a `stereo` warn; the low end is mono when sub_bass and bass each
