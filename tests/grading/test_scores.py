@@ -7,6 +7,7 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading import scores as S
 from trackgrade.engine.features import NoiseFloor
 from trackgrade.grading.genres import GENRES
+from trackgrade.grading.low_end import low_cut_share
 
 from .factory import HOUSE_BANDS, make_features, with_changes
 
@@ -91,7 +92,7 @@ def test_hiss_needs_a_high_and_steady_floor():
 def test_a_low_cut_costs_frequency_balance_and_bass_presence():
     f = make_features()
     cut = with_changes(f, **{"spectrum.low_rolloff_hz": 143.0})
-    assert S.low_cut_share(f) == 0 and S.low_cut_share(cut) == 1
+    assert low_cut_share(f) == 0 and low_cut_share(cut) == 1
     assert S.bass_presence(cut, HOUSE) < S.bass_presence(f, HOUSE) - 0.5
     bands, ideal = f.spectrum.bands_pct, HOUSE["ideal_bands"]
     assert S.frequency_balance(bands, ideal, 1.0).score <= S.frequency_balance(bands, ideal).score - 30

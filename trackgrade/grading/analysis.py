@@ -16,6 +16,7 @@ from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LAB
                                        GenreGuess, band_similarity, broad_profile, detect_genre,
                                        tempo_fit)
 from trackgrade.grading.grade import grade_for
+from trackgrade.grading.low_end import low_cut_share, low_end_missing
 from trackgrade.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.musical_keys import open_key as open_key_for
@@ -169,8 +170,8 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     pillars = {"danceability": S.danceability(f, profile, fit),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
-                                                        S.low_cut_share(f), S.hiss_bands(f),
-                                                        S.hiss_share(f), S.low_end_missing(f)),
+                                                        low_cut_share(f), S.hiss_bands(f),
+                                                        S.hiss_share(f), low_end_missing(f)),
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],

@@ -41,6 +41,7 @@ from importlib import resources
 import numpy as np
 
 from trackgrade.engine.features import Features
+from trackgrade.grading.low_end import low_cut_share
 
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
             "snare_one_per_bar", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
@@ -56,7 +57,6 @@ TYPICAL_P = 0.01                 # the family's 99 % region: inside it a track i
 
 def genre_inputs(f: Features) -> dict:
     """Everything genre detection reads of a track, as plain JSON-able numbers."""
-    from trackgrade.grading.scores import low_cut_share   # scores imports genres
     r = f.rhythm
     return {"bpm": float(r.bpm), "bands": {k: float(v) for k, v in f.spectrum.bands_pct.items()},
             "tempo_salient": bool(r.tempo_salient), "beat_strength": float(r.beat_strength),

@@ -24,6 +24,8 @@ from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_F
                                         Features)
 from trackgrade import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
+from trackgrade.grading.low_end import low_cut_share
+from trackgrade.grading.ramp import ramp
 from trackgrade.model import DanceabilityBreakdown
 
 # each part's share of danceability, written beside the part in the document's model
@@ -31,15 +33,6 @@ DANCE_WEIGHTS = {f.name: f.metadata["weight"] for f in fields(DanceabilityBreakd
 AUDIBLE_LUFS = SILENCE_LUFS + 0.1    # a short-term value above the silence floor
 PILLAR_WEIGHTS = {"mix_quality": 0.25, "frequency_balance": 0.20, "danceability": 0.20,
                   "energy": 0.15, "structure": 0.20}
-
-
-def ramp(x: float, x0: float, x1: float) -> float:
-    """0 at x0, 1 at x1, linear between, clamped (x1 may be below x0); 0 for NaN."""
-    if not np.isfinite(x):
-        return 0.0
-    if x1 == x0:
-        return float(x >= x1)
-    return float(np.clip((x - x0) / (x1 - x0), 0.0, 1.0))
 
 
 def pct(x: float) -> int:
@@ -65,18 +58,6 @@ def low_end_ratio(bands: dict, ideal: dict) -> float:
     """(sub_bass + bass) measured over the genre ideal's."""
     want = max(ideal["sub_bass"] + ideal["bass"], 1.0)
     return (bands["sub_bass"] + bands["bass"]) / want
-
-
-def low_cut_share(f: Features) -> float:
-    """0 when the low end reaches down as real mixes do, 1 when a high-pass
-    filter has taken the kick and bass fundamentals (spectrum.low_rolloff_hz)."""
-    return ramp(f.spectrum.low_rolloff_hz, L.LOW_ROLLOFF_OK_HZ, L.LOW_ROLLOFF_CUT_HZ)
-
-
-def low_end_missing(f: Features) -> float:
-    """0 when the spectrum starts at 80 Hz or lower, 1 when it starts at the
-    90 Hz band or higher (limits.LOW_END_MISSING_HZ): no low end at all."""
-    return ramp(f.spectrum.low_rolloff_hz, *L.LOW_END_MISSING_HZ)
 
 
 def bass_presence(f: Features, profile: dict) -> float:
