@@ -17,7 +17,7 @@ import threading
 import pytest
 
 from trackgrade.server.store import StoreError, open_store
-from trackgrade.server.store import durable
+from trackgrade.server.store import durable, layout
 
 
 def _put(store, doc_id: str, **fields) -> None:
@@ -68,7 +68,7 @@ def test_a_journal_shorter_than_the_applied_offset_forces_a_reload(tmp_path):
     size = os.fstat(writer._jfd).st_size
     _put(writer, "gone", n=2)
     assert reader.get("settings", "gone") is not None       # the reader applied it
-    os.truncate(durable._journal_path(tmp_path, writer._generation), size)
+    os.truncate(layout.journal_path(tmp_path, writer._generation), size)
     assert reader.get("settings", "gone") is None          # reloaded from what is there
     assert reader.get("settings", "kept") == {"id": "kept", "n": 1}
     _put(reader, "next", n=3)                              # appended at the real end

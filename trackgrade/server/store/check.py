@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trackgrade.server.store.base import StoreDamage, StoreError
-from trackgrade.server.store.durable import _NAME
+from trackgrade.server.store.layout import FILE_NAME
 from trackgrade.server.store.journal import decode_line, read_ack_mark, tail_state
 from trackgrade.server.store.snapshot import read_snapshot
 
@@ -65,7 +65,7 @@ def check_data_dir(root: str | os.PathLike) -> list[FileReport]:
     order. StoreError when `root` is not a readable data directory."""
     root = Path(root)
     try:
-        names = sorted(n for n in os.listdir(root) if _NAME.match(n) and not n.endswith(".tmp"))
+        names = sorted(n for n in os.listdir(root) if FILE_NAME.match(n) and not n.endswith(".tmp"))
     except OSError as exc:
         raise StoreError(f"cannot read data directory {root}: {exc.strerror or exc}") from None
     lock = root / "store.lock"
@@ -85,7 +85,7 @@ def check_data_dir(root: str | os.PathLike) -> list[FileReport]:
 
 def _acknowledged(name: str, mark: tuple[int, int] | None) -> int:
     """The length the mark says journal `name` had when last acknowledged (0: unknown)."""
-    if mark is None or int(_NAME.match(name).group(2)) != mark[0]:
+    if mark is None or int(FILE_NAME.match(name).group(2)) != mark[0]:
         return 0
     return mark[1]
 

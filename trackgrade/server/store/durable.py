@@ -33,12 +33,10 @@ with the new journal: never an unreadable store.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import logging
 import os
-import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +46,7 @@ from trackgrade.server.store.base import COLLECTIONS, StoreError
 from trackgrade.server.store.journal import (
     ack_mark, apply_ops, encode_line, mend_tail, read_ack_mark, read_transactions, tail_state,
 )
+from trackgrade.server.store.layout import generations, journal_path, remove_stale, snapshot_path
 from trackgrade.server.store.memory import MemoryStore, State, meta_of
 from trackgrade.server.store.snapshot import (
     current_fields, fsync_dir, read_snapshot, write_snapshot,
@@ -56,34 +55,6 @@ from trackgrade.server.store.snapshot import (
 log = logging.getLogger("trackgrade.server.store")
 
 DEFAULT_COMPACT_BYTES = 64 << 20
-_NAME = re.compile(r"^(snapshot|journal)-(\d{10})\.(jsonl|log)(\.tmp)?$")
-
-
-def _snapshot_path(root: Path, generation: int) -> Path:
-    return root / f"snapshot-{generation:010d}.jsonl"
-
-
-def _journal_path(root: Path, generation: int) -> Path:
-    return root / f"journal-{generation:010d}.log"
-
-
-def _generations(root: Path) -> tuple[list[int], list[int], list[Path]]:
-    """(snapshot generations, journal generations, leftover .tmp files)."""
-    snapshots, journals, temps = [], [], []
-    for name in os.listdir(root):
-        match = _NAME.match(name)
-        if not match:
-            continue
-        kind, generation, _, tmp = match.groups()
-        if tmp:
-            temps.append(root / name)
-        elif kind == "snapshot":
-            snapshots.append(int(generation))
-        else:
-            journals.append(int(generation))
-    return sorted(snapshots), sorted(journals), temps
-
-
 class JournalStore(MemoryStore):
     """A `Store` in a data directory, shared safely by threads and processes:
     every write appended to a journal, compacted into snapshots that TinyDB
@@ -161,7 +132,7 @@ class JournalStore(MemoryStore):
                 self._load_snapshot(state, snapshot_fd, self._snapshot_name)
             while len(unread) > 1:
                 generation, fd = unread.pop(0)
-                self._replay_final(state, fd, _journal_path(self.root, generation))
+                self._replay_final(state, fd, journal_path(self.root, generation))
         except BaseException:
             for _generation, fd in unread:
                 os.close(fd)
@@ -177,34 +148,17 @@ class JournalStore(MemoryStore):
     def _open_files(self) -> tuple[int | None, list[tuple[int, int]]]:
         """Under the flock: open the newest snapshot and every journal after it
         (open descriptors survive a concurrent compaction's unlink)."""
-        snapshots, journals, temps = _generations(self.root)
-        self._remove_stale(temps)
+        snapshots, journals, temps = generations(self.root)
+        remove_stale(temps)
         base = snapshots[-1] if snapshots else (journals[0] if journals else 0)
-        snapshot_fd = os.open(_snapshot_path(self.root, base), os.O_RDONLY) if snapshots else None
-        self._snapshot_name = _snapshot_path(self.root, base)
+        snapshot_fd = os.open(snapshot_path(self.root, base), os.O_RDONLY) if snapshots else None
+        self._snapshot_name = snapshot_path(self.root, base)
         wanted = [g for g in journals if g >= base]
         if not wanted:
-            fd = os.open(_journal_path(self.root, base), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(journal_path(self.root, base), os.O_RDWR | os.O_CREAT, 0o600)
             fsync_dir(self.root)
             return snapshot_fd, [(base, fd)]
-        return snapshot_fd, [(g, os.open(_journal_path(self.root, g), os.O_RDWR)) for g in wanted]
-
-    @staticmethod
-    def _remove_stale(temps: list[Path]) -> None:
-        """Delete .tmp files no live compaction holds (crash leftovers)."""
-        for path in temps:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                path.unlink(missing_ok=True)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-            finally:
-                os.close(fd)
+        return snapshot_fd, [(g, os.open(journal_path(self.root, g), os.O_RDWR)) for g in wanted]
 
     def _load_snapshot(self, state: State, fd: int, name: Path) -> None:
         try:
@@ -242,7 +196,7 @@ class JournalStore(MemoryStore):
 
     # -- following the journal ---------------------------------------------
     def _read_tail(self) -> None:
-        path = _journal_path(self.root, self._generation)
+        path = journal_path(self.root, self._generation)
         for ops, offset in read_transactions(self._jfd, self._offset, path=path):
             apply_ops(self._state, ops)
             self._offset = offset
@@ -256,7 +210,7 @@ class JournalStore(MemoryStore):
                 return
             if info.st_size > self._offset:
                 self._read_tail()
-            following = _journal_path(self.root, self._generation + 1)
+            following = journal_path(self.root, self._generation + 1)
             if not following.exists():
                 if info.st_nlink == 0:      # our journal was compacted away: start over
                     self._load()
@@ -274,7 +228,7 @@ class JournalStore(MemoryStore):
     def _refresh(self) -> None:
         info = os.fstat(self._jfd)
         if (info.st_size == self._offset and info.st_nlink
-                and not _journal_path(self.root, self._generation + 1).exists()):
+                and not journal_path(self.root, self._generation + 1).exists()):
             return                          # nothing changed: no lock needed
         try:
             with self._shared():
@@ -307,7 +261,7 @@ class JournalStore(MemoryStore):
         kind = mend_tail(self._jfd, self._offset)
         cut = kind == "torn" and mark[0] == self._generation and mark[1] > self._offset
         log.warning("store: %s tail after offset %d of %s %s", kind, self._offset,
-                    _journal_path(self.root, self._generation),
+                    journal_path(self.root, self._generation),
                     f"dropped, but {mark[1]} bytes were acknowledged: records LOST" if cut
                     else "dropped (a crashed write)" if kind == "torn" else "restored")
         if kind != "torn":
@@ -358,7 +312,7 @@ class JournalStore(MemoryStore):
             self._catch_up()
             self._mend()
             generation = self._generation + 1
-            fd = os.open(_journal_path(self.root, generation), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(journal_path(self.root, generation), os.O_RDWR | os.O_CREAT, 0o600)
             fsync_dir(self.root)
             os.close(self._jfd)
             self._jfd, self._generation, self._offset = fd, generation, 0
@@ -372,15 +326,15 @@ class JournalStore(MemoryStore):
 
     def _write_compacted(self, generation: int, frozen: dict) -> None:
         try:
-            write_snapshot(_snapshot_path(self.root, generation), generation, frozen)
+            write_snapshot(snapshot_path(self.root, generation), generation, frozen)
             with self._lock, self._flocked():
-                snapshots, journals, _ = _generations(self.root)
+                snapshots, journals, _ = generations(self.root)
                 for g in journals:
                     if g < generation:
-                        _journal_path(self.root, g).unlink(missing_ok=True)
+                        journal_path(self.root, g).unlink(missing_ok=True)
                 for g in snapshots:
                     if g < generation:
-                        _snapshot_path(self.root, g).unlink(missing_ok=True)
+                        snapshot_path(self.root, g).unlink(missing_ok=True)
                 fsync_dir(self.root)
         except Exception:
             log.exception("store compaction failed in %s (the journal still holds everything)",
