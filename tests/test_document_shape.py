@@ -16,7 +16,7 @@ import pytest
 from trackgrade import document
 from trackgrade.grading import build_analysis
 from trackgrade.grading.scores import DANCE_WEIGHTS
-from trackgrade.grading.validate import validate_document
+from trackgrade.document_check import validate_document
 from trackgrade.model import Analysis, DanceabilityBreakdown, pct, spec, unit
 from trackgrade.server import openapi
 from trackgrade.testmode import canned_analysis

@@ -7,7 +7,7 @@ array sizes from the `spec(...)` metadata model.py puts on it. From that:
 - `json_schema(kind)`: the JSON Schema (OpenAPI 3.1) of a dataclass, which
   server/openapi.py serves;
 - `check(value, kind)`: every place where a value departs from the same shape,
-  which grading/validate.py extends with the rules that tie fields together.
+  which document_check.py extends with the rules that tie fields together.
 
 Vocabularies named by a string in `choices` are looked up here, at call time,
 in the tables that own them (so model.py imports nothing from grading).

@@ -5,10 +5,10 @@ import copy
 import pytest
 
 from trackgrade.grading import build_analysis
-from trackgrade.grading.validate import camelot_for, open_key_for, validate_document
+from trackgrade.document_check import camelot_for, open_key_for, validate_document
 from trackgrade.testmode import canned_analysis
 
-from .factory import make_features
+from tests.grading.factory import make_features
 
 DOC = build_analysis(make_features(), file_name="v.wav", mastering_status="master").to_dict()
 
