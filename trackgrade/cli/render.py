@@ -25,11 +25,9 @@ from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import band_db, target_name
 from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                        TRUE_PEAK_MAX_DBTP)
-from trackgrade.model import Analysis
+from trackgrade.model import FEEDBACK_TYPES, Analysis
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.testmode import CANNED_BANNER, is_canned
-
-FEEDBACK_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 
 
 def key_text(analysis: Analysis) -> Text:
@@ -200,7 +198,7 @@ def diagnosis_block(analysis: Analysis) -> RenderableType:
 
 def sorted_feedback(analysis: Analysis) -> list:
     """Feedback by priority: warnings, then tips, then passes (stable within a type)."""
-    return sorted(analysis.feedback, key=lambda item: FEEDBACK_ORDER.get(item.type, 3))
+    return sorted(analysis.feedback, key=lambda item: FEEDBACK_TYPES.index(item.type))
 
 
 def feedback_table(analysis: Analysis, *, passes_in_one_line: bool = False) -> Table:

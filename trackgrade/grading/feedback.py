@@ -15,7 +15,7 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
 from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.musical_keys import camelot_neighbours
-from trackgrade.model import Analysis, FeedbackItem
+from trackgrade.model import FEEDBACK_TYPES, Analysis, FeedbackItem
 
 
 
@@ -344,13 +344,12 @@ def _codec_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 RULES = (_file_items, _genre_items, _loudness_items, _mix_items, _dynamics_items, _stereo_items,
          _mono_items, _codec_items, _frequency_items, _rhythm_items, _structure_items, _key_items)
-TYPE_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 
 
 def feedback_items(analysis: Analysis) -> tuple[FeedbackItem, ...]:
     """All feedback, ordered: warnings by impact, then tips by impact, then passes."""
     scored = one_verdict_per_topic([item for rule in RULES for item in rule(analysis)])
-    scored.sort(key=lambda it: (TYPE_ORDER[it[1].type], -it[0]))
+    scored.sort(key=lambda it: (FEEDBACK_TYPES.index(it[1].type), -it[0]))
     return tuple(item for _, item in scored)
 
 

@@ -11,7 +11,7 @@ from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import target_name
-from trackgrade.model import Analysis, Extras
+from trackgrade.model import FEEDBACK_TYPES, Analysis, Extras
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
 from trackgrade.testmode import CANNED_BANNER, CANNED_NOTE, is_canned
@@ -21,7 +21,6 @@ PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("structure", "Structure"))
 TIER_COLOUR = {"great": "#1f8a4c", "good": "#5f9e2f", "fair": "#b7860b", "weak": "#d0651c",
                "poor": "#c53030"}
-FEEDBACK_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 FEEDBACK_ICON = {"warn": "▲", "tip": "●", "pass": "✓"}
 
 
@@ -225,7 +224,7 @@ def structure_rows(series: dict) -> list[dict]:
 
 
 def feedback(analysis: Analysis) -> list[dict]:
-    items = sorted(analysis.feedback, key=lambda item: FEEDBACK_ORDER.get(item.type, 3))
+    items = sorted(analysis.feedback, key=lambda item: FEEDBACK_TYPES.index(item.type))
     return [{"type": i.type, "icon": FEEDBACK_ICON.get(i.type, "•"), "category": i.category,
              "text": i.text} for i in items]
 
