@@ -76,3 +76,14 @@ def test_the_pillar_list_matches_the_document_and_the_weights():
 
     assert [f.name for f in fields(Scores) if f.name != "hit_potential"] == list(PILLARS)
     assert set(PILLAR_WEIGHTS) == set(PILLARS)
+
+
+def test_stereo_thresholds_and_the_silence_floor_are_named():
+    """The stereo verdicts read limits.MONO_WIDTH / PHASE_CORRELATION_LOW /
+    WIDE_WIDTH, and loudness floors engine.features.SILENCE_LUFS (the engine,
+    which measures at BS.1770's -70 LUFS gate, is its home): no literal copies."""
+    stereo = re.compile(r"stereo_(width|correlation)\s*[<>]=?\s*-?(0\.\d|[1-9])")
+    floor = re.compile(r"-70\.0\b")
+    found = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
+             if stereo.search(text) or (floor.search(text) and "engine" not in p.parts)]
+    assert found == []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, Features, MonoFold
+from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, SILENCE_LUFS, Features, MonoFold
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
 from trackgrade.grading.genre_model import genre_inputs
@@ -193,12 +193,12 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> Extras:
         "declared_duration_s": (None if f.declared_duration_s is None
                                 else _num(f.declared_duration_s, 2, 0.0)),
         "sample_rate": int(f.sample_rate), "channels": int(f.channels), "container": f.container,
-        "integrated_lufs": _num(f.loudness.integrated_lufs, 1, -70.0, 10.0),
+        "integrated_lufs": _num(f.loudness.integrated_lufs, 1, SILENCE_LUFS, 10.0),
         "true_peak_dbtp": _num(f.loudness.true_peak_dbtp, 1, -120.0, 30.0),
         "sample_peak_dbfs": _num(f.loudness.sample_peak_dbfs, 1, -120.0, 30.0),
         "loudness_range_lu": _num(f.loudness.loudness_range_lu, 1, 0.0, 100.0),
         "loudness_curve": {"hop_s": hop, "short_term_lufs": _curve(
-            f.loudness.short_term_lufs, f.loudness.curve_hop_s, hop, 1, -70.0, 10.0)},
+            f.loudness.short_term_lufs, f.loudness.curve_hop_s, hop, 1, SILENCE_LUFS, 10.0)},
         "energy_curve": {"hop_s": hop, "values": _curve(
             f.structure.energy_curve, f.structure.curve_hop_s, hop, 3, 0.0, 1.0)},
         "beat_strength": _num(r.beat_strength, 3, 0.0, 1.0),
@@ -228,14 +228,14 @@ def _extras(f: Features, j: Judgement, status: str, sections) -> Extras:
                              or r.timed_onsets < TIMING_MIN_ONSETS
                              else _num(r.timing_spread_ms, 1, 0.0, 1000.0)),
         "loudness_spread_lu": _num(S.loudness_spread(f), 1, 0.0, 100.0),
-        "section_loudness_lufs": tuple(_num(v, 1, -70.0, 10.0) for v in
+        "section_loudness_lufs": tuple(_num(v, 1, SILENCE_LUFS, 10.0) for v in
                                        S.section_loudness(f, [(x.start, x.end) for x in sections])),
     }
     return Extras(**_jsonable_top(extras))
 
 
 def _mix(f: Features, score: int) -> Mix:
-    return Mix(loudness_lufs=_num(f.loudness.integrated_lufs, 1, -70.0, 10.0),
+    return Mix(loudness_lufs=_num(f.loudness.integrated_lufs, 1, SILENCE_LUFS, 10.0),
                dynamic_range_db=_num(f.loudness.loudness_range_lu, 1, 0.0, 100.0),
                dynamic_complexity=_num(f.dynamics.dynamic_complexity_db, 2, 0.0, 100.0),
                crest_factor_db=_num(f.dynamics.crest_factor_db, 1, 0.0, 200.0),

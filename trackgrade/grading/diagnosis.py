@@ -108,7 +108,7 @@ def mix_sentence(a: Analysis) -> str:
         extra.append(f"the channels are out of phase (correlation {m.stereo_correlation:.2f})")
     elif m.stereo_correlation < 0:
         extra.append(f"the stereo correlation is below zero ({m.stereo_correlation:.2f})")
-    elif m.stereo_width < 0.01 and a.extras.channels > 1:
+    elif m.stereo_width < L.MONO_WIDTH and a.extras.channels > 1:
         extra.append("the stereo image is mono")
     tail = ("; " + "; ".join(extra)) if extra else ""
     return (f"Integrated loudness {m.loudness_lufs:.1f} LUFS is {loudness_verdict(a)}; {peak}, "
@@ -251,12 +251,12 @@ def _mix_fixes(a: Analysis) -> list[str]:
     elif m.stereo_correlation < 0:
         fixes.append(f"stereo correlation {m.stereo_correlation:.2f} is below zero: check the polarity "
                      f"of each channel and any stereo widener, and keep the low end mono")
-    elif m.stereo_width < 0.01 and a.extras.channels > 1:
+    elif m.stereo_width < L.MONO_WIDTH and a.extras.channels > 1:
         fixes.append("the image is mono: pan percussion and pads, or add width to the top end only")
-    elif m.stereo_correlation < 0.3:
+    elif m.stereo_correlation < L.PHASE_CORRELATION_LOW:
         fixes.append(f"stereo correlation {m.stereo_correlation:.2f} is low: keep everything below "
                      f"~120 Hz mono and narrow the widest effects so the mix survives mono playback")
-    elif m.stereo_width > 0.35:
+    elif m.stereo_width > L.WIDE_WIDTH:
         fixes.append(f"stereo width {m.stereo_width:.2f} is extreme: check the mix in mono")
     hiss = a.extras.pillars.get("mix_quality", {}).get("penalties", {}).get("hiss")
     if hiss:

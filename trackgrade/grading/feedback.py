@@ -150,16 +150,16 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         return [(5.0, FeedbackItem("tip", "stereo", (
             "The file is mono (1 channel): export in stereo and spread hats, pads and effects "
             "while keeping kick and bass centred.")))]
-    if m.stereo_width < 0.01:
+    if m.stereo_width < L.MONO_WIDTH:
         return [(15.0, FeedbackItem("warn", "stereo", (
             f"Stereo width {m.stereo_width:.3f}: left and right are identical, so the mix is mono. "
             f"Pan percussion and pads, or widen the top end (above 300 Hz) only.")))]
-    if m.stereo_correlation < 0.3:
-        return [(50 * (0.3 - m.stereo_correlation), FeedbackItem("warn", "stereo", (
+    if m.stereo_correlation < L.PHASE_CORRELATION_LOW:
+        return [(50 * (L.PHASE_CORRELATION_LOW - m.stereo_correlation), FeedbackItem("warn", "stereo", (
             f"Stereo correlation {m.stereo_correlation:.2f} is low: parts may cancel in mono. Keep "
             f"the low end mono below ~120 Hz and narrow the widest effects.")))]
-    if m.stereo_width > 0.35:
-        return [(60 * (m.stereo_width - 0.35), FeedbackItem("tip", "stereo", (
+    if m.stereo_width > L.WIDE_WIDTH:
+        return [(60 * (m.stereo_width - L.WIDE_WIDTH), FeedbackItem("tip", "stereo", (
             f"Stereo width {m.stereo_width:.2f} is very wide: check mono compatibility and keep "
             f"the bass centred.")))]
     low_end = _low_end_mono_loss(a)
