@@ -22,7 +22,7 @@ from flask import Flask, Request, g, request
 
 from trackgrade.config import Settings
 from trackgrade.errors import TrackgradeError
-from trackgrade.server import envelope
+from trackgrade.server import envelope, reference
 from trackgrade.server.clock import Clock, SystemClock
 from trackgrade.server.idempotency import InFlightKeys
 from trackgrade.server.lifecycle import Lifecycle
@@ -37,7 +37,7 @@ log = logging.getLogger("trackgrade.server")
 access_log = logging.getLogger("trackgrade.access")
 
 MAINTENANCE_DOC = "maintenance"
-EXEMPT_FROM_MAINTENANCE = ("openapi.document",)
+EXEMPT_FROM_MAINTENANCE = ("openapi.document", "errors.index", "errors.entry")
 
 
 class InMemoryRequest(Request):
@@ -126,7 +126,8 @@ def create_app(settings: Settings, *, store: Store | None = None,
         executor = ProcessExecutor(settings.workers, queue_size=settings.queue_size)
     if test_executor is None:
         test_executor = ThreadExecutor(2, queue_size=max(64, settings.test_in_flight * 4))
-    lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
+    docs_url = lambda: reference.request_root(settings, ctx.bound)  # noqa: E731
+    lifecycle = Lifecycle(store, clock, docs_url=docs_url,
                           upload_ttl=settings.upload_token_ttl,
                           idempotency_ttl=settings.idempotency_ttl,
                           node=node_name(settings),
@@ -144,7 +145,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
                       JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
     app.url_map.strict_slashes = False
     app.extensions["trackgrade"] = ctx
-    envelope.install(app, settings.docs_url or None, settings.retry_after)
+    envelope.install(app, docs_url, settings.retry_after)
 
     @app.before_request
     def _begin():
