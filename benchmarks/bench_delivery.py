@@ -153,7 +153,7 @@ def run_once(cmd: list[str], pythonpath: Path, workdir: Path) -> tuple[float, fl
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def speed(rounds: int, baseline: Path) -> None:
+def speed(rounds: int, baseline: Path, baseline_preview: bool = False) -> None:
     track = speed_track()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -170,6 +170,10 @@ def speed(rounds: int, baseline: Path) -> None:
         if (baseline / "trackgrade").is_dir():
             contenders["analyze (baseline)"] = (
                 [sys.executable, "-m", "trackgrade", "analyze", str(track), "--json"], baseline)
+            if baseline_preview:
+                contenders["analyze --codec-preview (baseline)"] = (
+                    [sys.executable, "-m", "trackgrade", "analyze", str(track), "--json",
+                     "--codec-preview"], baseline)
         for cmd, path in contenders.values():           # warm caches and .pyc files
             run_once(cmd, path, workdir)
         times = {name: [] for name in contenders}
@@ -196,6 +200,8 @@ def speed(rounds: int, baseline: Path) -> None:
                 cpu_essentia_over_this=round(statistics.median(cpu["essentia"]) /
                                              statistics.median(cpu[name]), 3))
     plain, preview = times["analyze"], times["analyze --codec-preview"]
+    report["cpu_codec_preview_over_plain"] = round(
+        statistics.median(cpu["analyze --codec-preview"]) / statistics.median(cpu["analyze"]), 3)
     report["codec_preview_over_plain"] = {      # round by round: both ran back to back
         "median": round(statistics.median(c / p for c, p in zip(preview, plain)), 3),
         "of_medians": round(statistics.median(preview) / statistics.median(plain), 3)}
@@ -238,12 +244,14 @@ def main() -> None:
     parser.add_argument("--grids", default="visible",
                         help="agreement: synthetic grids besides the speed track (comma-separated)")
     parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
+    parser.add_argument("--baseline-preview", action="store_true",
+                        help="speed: also time --codec-preview of the baseline tree")
     args = parser.parse_args()
     if args.what == "agreement":
         agreement(args.limit, args.stride, args.offset,
                   tuple(g for g in args.grids.split(",") if g))
     elif args.what == "speed":
-        speed(args.rounds, args.baseline)
+        speed(args.rounds, args.baseline, args.baseline_preview)
     else:
         mono(args.rounds)
 

@@ -195,6 +195,36 @@ class CodecPreview:
                      for codec, _, _, kbps in CODECS)
 
 
+class PreviewStarter:
+    """A CodecPreview made, its encodes begun, the moment the loudness is
+    known (`after(future of the Loudness)`), beside whatever the caller does
+    meanwhile; `result` waits for it. Leaving the `with` stops it."""
+
+    def __init__(self, samples: np.ndarray, rate: int, *, workers: int = WORKERS) -> None:
+        self._samples, self._rate, self._workers = samples, rate, workers
+        self._made: Future = Future()
+
+    def after(self, loudness: Future) -> None:
+        def start(done: Future) -> None:
+            try:
+                self._made.set_result(CodecPreview(self._samples, self._rate, done.result(),
+                                                   workers=self._workers))
+            except BaseException as exc:     # noqa: BLE001 - handed to result()
+                self._made.set_exception(exc)
+        loudness.add_done_callback(start)
+
+    def result(self, on_progress: Callable[[int, int], None] | None = None
+               ) -> tuple[CodecPeak, ...]:
+        return self._made.result().result(on_progress)
+
+    def __enter__(self) -> "PreviewStarter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._made.done() and self._made.exception() is None:
+            self._made.result().close()
+
+
 def codec_peaks(samples: np.ndarray, rate: int, loudness: Loudness, *,
                 whole_track: bool = False, workers: int = WORKERS) -> tuple[CodecPeak, ...]:
     """The true peak after each codec of CODECS: of the loudest passages, or
