@@ -3,6 +3,7 @@
     python benchmarks/bench_delivery.py agreement    # passages vs whole-track encode
     python benchmarks/bench_delivery.py speed        # whole processes, 5-minute track
     python benchmarks/bench_delivery.py mono         # CPU the mono fold-down adds
+    python benchmarks/bench_delivery.py aac          # FFmpeg AAC encoder settings, whole track
 
 agreement: every original real clip of ../shared/truth/real (edge cases left
 out; --stride/--offset/--limit take a share), every track of the synthetic
@@ -20,6 +21,10 @@ issue 28), `trackgrade analyze --json` of the tree at --baseline (default
 /work/main, when it exists) and, when essentia is installed, Essentia's
 pipeline (bench_engine.essentia_pipeline) on the 5-minute stereo track;
 medians, CPU time (wait4) and the ratios in the same run.
+
+aac: whole-track AAC 256 encodes of the hot 5-minute track with each set of
+FFmpeg `aac` options (AAC_SETTINGS): the highest true peak, the three
+highest seconds and the CPU of the round trip.
 
 mono: CPU seconds (process time, one thread) of the long spectrum of the
 5-minute track with and without the mono fold-down's collector, median of
@@ -211,6 +216,34 @@ def speed(rounds: int, baseline: Path, baseline_preview: bool = False) -> None:
     (out_dir / "delivery_speed.json").write_text(json.dumps(report, indent=1))
 
 
+AAC_SETTINGS = {"defaults (twoloop)": {}, "fast": {"aac_coder": "fast"},
+                "fast, pns off": {"aac_coder": "fast", "aac_pns": "0"},
+                "fast, tns off": {"aac_coder": "fast", "aac_tns": "0"},
+                "fast, is off": {"aac_coder": "fast", "aac_is": "0"},
+                "fast, pns/is/tns off": {"aac_coder": "fast", "aac_pns": "0", "aac_is": "0",
+                                          "aac_tns": "0"}}
+
+
+def aac_settings() -> None:
+    from trackgrade.engine.codecs import round_trip
+    from trackgrade.engine.decode import decode
+    from trackgrade.engine.loudness import true_peak_dbtp
+
+    audio = decode(speed_track().read_bytes(), file_name="speed.wav")
+    x, rate = hot(audio.samples), audio.sample_rate
+    print(json.dumps({"original_true_peak_dbtp": round(true_peak_dbtp(x), 2)}))
+    for name, options in AAC_SETTINGS.items():
+        t0 = time.process_time()
+        decoded, out_rate = round_trip(x, rate, "aac", options)
+        cpu = time.process_time() - t0
+        seconds = [true_peak_dbtp(decoded[i:i + out_rate])
+                   for i in range(0, decoded.shape[0] - out_rate, out_rate)]
+        top = sorted(range(len(seconds)), key=lambda i: -seconds[i])[:3]
+        print(json.dumps({"options": name, "true_peak_dbtp": round(max(seconds), 2),
+                          "top_seconds": {i: round(seconds[i], 2) for i in top},
+                          "cpu_s": round(cpu, 1)}), flush=True)
+
+
 def mono(rounds: int) -> None:
     from trackgrade.engine.decode import decode
     from trackgrade.engine.frames import long_grid, long_spectrum
@@ -236,7 +269,7 @@ def mono(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("agreement", "speed", "mono"))
+    parser.add_argument("what", choices=("agreement", "speed", "mono", "aac"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="agreement: first N clips only")
     parser.add_argument("--stride", type=int, default=1, help="agreement: every Nth clip only")
@@ -252,6 +285,8 @@ def main() -> None:
                   tuple(g for g in args.grids.split(",") if g))
     elif args.what == "speed":
         speed(args.rounds, args.baseline, args.baseline_preview)
+    elif args.what == "aac":
+        aac_settings()
     else:
         mono(args.rounds)
 

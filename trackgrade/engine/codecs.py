@@ -85,9 +85,11 @@ def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[i
     return [(max(i * win - margin, 0), min((i + 1) * win + margin, n)) for i in sorted(chosen)]
 
 
-def round_trip(samples: np.ndarray, rate: int, codec: str) -> tuple[np.ndarray, int]:
+def round_trip(samples: np.ndarray, rate: int, codec: str,
+               options: dict[str, str] | None = None) -> tuple[np.ndarray, int]:
     """(decoded (frames, channels) float32, its rate): `samples` encoded with
-    `codec` (a key of CODECS) at its bitrate and decoded, packets in memory."""
+    `codec` (a key of CODECS) at its bitrate and decoded, packets in memory;
+    `options`: the encoder's (default ENCODER_OPTIONS)."""
     import av  # only a codec preview pays for loading FFmpeg
 
     _, encoder, decoder, kbps = next(c for c in CODECS if c[0] == codec)
@@ -97,7 +99,7 @@ def round_trip(samples: np.ndarray, rate: int, codec: str) -> tuple[np.ndarray, 
     enc = av.CodecContext.create(encoder, "w")
     enc.sample_rate, enc.layout, enc.bit_rate = out_rate, layout, kbps * 1000
     enc.format = enc.codec.audio_formats[0].name
-    enc.options = dict(ENCODER_OPTIONS.get(codec, {}))
+    enc.options = dict(ENCODER_OPTIONS.get(codec, {}) if options is None else options)
     enc.open()
     dec = av.CodecContext.create(decoder, "r")
     dec.sample_rate, dec.layout = out_rate, layout
