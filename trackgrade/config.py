@@ -44,8 +44,8 @@ class Settings:
     queue_size: int = setting("TRACKGRADE_QUEUE_SIZE", 4,
         "Analyses queued beyond those running before the engine answers 503 "
         "engine_at_capacity.")
-    docs_url: str = setting("TRACKGRADE_DOCS_URL", "https://docs.trackgrade.dev/errors",
-        "Error reference; each error's doc_url is `{docs_url}#<code>`.")
+    docs_url: str = setting("TRACKGRADE_DOCS_URL", "",
+        "Error reference; each error's doc_url is `{docs_url}/<code>`. Empty: this instance's own, `<base>/v1/errors` (from `public_base_url`, else the request's host).")
     public_base_url: str = setting("TRACKGRADE_PUBLIC_BASE_URL", "",
         "Absolute base URL (scheme://host[:port]) used for upload URLs; "
         "empty: built from the request's Host.")

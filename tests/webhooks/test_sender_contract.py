@@ -12,6 +12,7 @@ import pytest
 
 from trackgrade.server.webhooks import HttpSender, SendResult, WebhookSender
 
+from tests.system import need_tool
 from tests.webhooks.receiver import Receiver, answer
 
 BODY = b'{"id":"evt_1","type":"analysis.completed"}'
@@ -74,8 +75,9 @@ def test_https_is_verified(tmp_path, receiver):
     import ssl
     import subprocess
 
+    openssl = need_tool("openssl")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
                    timeout=60)

@@ -17,7 +17,7 @@ import typer
 
 from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
                                     analyze_path, check_readable, checked_genre, dump_json,
-                                    stdout_console)
+                                    stderr_console, stdout_console)
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, EXIT_USAGE, read_input_file
 from trackgrade.errors import TrackgradeError
 
@@ -93,7 +93,7 @@ def album(
     graded, 1 when some failed (each named on stderr), 2 when none were found or none could
     be graded.
     """
-    from trackgrade.cli.batch import collect_files, run_in_pool
+    from trackgrade.cli.batch import collect_files, grading_progress, run_in_pool
     from trackgrade.cli.errors import print_error
     from trackgrade.delivery.album import album as album_of
 
@@ -115,8 +115,15 @@ def album(
 
     if files:
         runner_files = sorted(files)
-        run_in_pool(runner_files, mastering.value, min(jobs or os.cpu_count() or 1, len(files)),
-                    on_result, genre)
+        with grading_progress(stderr_console(), len(files)) as progress:   # a terminal's only
+            task = progress.add_task("grade", total=len(files), failed=0)
+
+            def advance(row: dict, document: dict | None) -> None:
+                on_result(row, document)
+                progress.update(task, advance=1, failed=len(failed))
+
+            run_in_pool(runner_files, mastering.value,
+                        min(jobs or os.cpu_count() or 1, len(files)), advance, genre)
     if not documents:
         print_error(f"no file could be graded ({len(failed)} failed); nothing to compare")
         raise typer.Exit(EXIT_USAGE)

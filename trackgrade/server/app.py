@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from flask import Flask, Request, g, request
 
 from trackgrade.config import Settings
-from trackgrade.server import envelope, routing
+from trackgrade.server import envelope, reference, routing
 from trackgrade.server.admin import MAINTENANCE_DOC
 from trackgrade.server.clock import Clock, SystemClock
 from trackgrade.server.idempotency import InFlightKeys
@@ -144,7 +144,8 @@ def create_app(settings: Settings, *, store: Store | None = None,
         executor = ProcessExecutor(settings.workers, queue_size=settings.queue_size)
     if test_executor is None:
         test_executor = ThreadExecutor(2, queue_size=max(64, settings.test_in_flight * 4))
-    lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
+    docs_url = lambda: reference.request_root(settings, ctx.bound)  # noqa: E731
+    lifecycle = Lifecycle(store, clock, docs_url=docs_url,
                           upload_ttl=settings.upload_token_ttl,
                           idempotency_ttl=settings.idempotency_ttl,
                           node=node_name(settings),
@@ -162,7 +163,7 @@ def create_app(settings: Settings, *, store: Store | None = None,
                       JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
     app.url_map.strict_slashes = False
     app.extensions["trackgrade"] = ctx
-    envelope.install(app, settings.docs_url or None, settings.retry_after)
+    envelope.install(app, docs_url, settings.retry_after)
 
     @app.before_request
     def _begin():

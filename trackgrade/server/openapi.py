@@ -315,6 +315,17 @@ def paths() -> dict:
             "openapiDocument", "This document",
             ("200", {"description": "OpenAPI 3.1", "content": {"application/json": {
                 "schema": {"type": "object"}}}}), (), auth=False)},
+        "/errors": {"get": _op(
+            "errorReference", "The error reference: every error code, what it means and what "
+            "to do (HTML; each has an anchor #<code>)",
+            ("200", {"description": "the reference", "content": {"text/html": {"schema": _STR}}}),
+            (), auth=False)},
+        "/errors/{code}": {"get": _op(
+            "errorReferenceEntry", "One error code's entry: every error's doc_url opens it",
+            ("200", {"description": "the entry", "content": {"text/html": {"schema": _STR}}}),
+            ("not_found",), auth=False,
+            params=[_param("code", "path", {"enum": list(ERROR_CODES)},
+                           description="an error code")])},
     }
 
 

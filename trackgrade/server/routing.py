@@ -15,7 +15,7 @@ from __future__ import annotations
 from trackgrade.errors import TrackgradeError
 
 # endpoints (blueprint.view) answered in maintenance too
-EXEMPT_FROM_MAINTENANCE = frozenset({"openapi.document"})
+EXEMPT_FROM_MAINTENANCE = frozenset({"openapi.document", "errors.index", "errors.entry"})
 ROUTING_HOST = "trackgrade"     # url_map.bind's server name: routes are not host-bound
 
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from waitress.server import create_server
 
 from trackgrade.config import Settings
+from trackgrade.server import reference
 from trackgrade.server.connections import guard, waitress_adjustments
 from trackgrade.server.routes.uploads import MULTIPART_OVERHEAD
 from trackgrade.server.store import StoreError
@@ -67,7 +68,8 @@ def build_server(app, settings: Settings, *, host: str | None = None, port: int 
     server = create_server(app, host=host or settings.host,
                            port=settings.port if port is None else port,
                            **adjustments(settings))
-    server.trackgrade_docs_url = settings.docs_url or None
+    server.trackgrade_docs_url = reference.root(settings, (server.effective_host,
+                                                           server.effective_port))
     guard(server, app, settings, upload_overhead=MULTIPART_OVERHEAD)
     ctx = app.extensions.get("trackgrade") if hasattr(app, "extensions") else None
     if ctx is not None:
