@@ -87,3 +87,13 @@ def test_stereo_thresholds_and_the_silence_floor_are_named():
     found = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
              if stereo.search(text) or (floor.search(text) and "engine" not in p.parts)]
     assert found == []
+
+
+def test_the_status_values_are_written_once():
+    """An analysis's status values are trackgrade/status.py's names everywhere
+    (a batch row's own "ok"/"failed", cli/rows.py, is another vocabulary)."""
+    literal = re.compile(r'(status"?\]?\s*[!=]=\s*|"status":\s*|status\s*=\s*|"enum":\s*\[|'
+                         r'status\s+in\s+\(|\.phase\s*=\s*)"(processing|complete|failed|pending|ready)"')
+    found = [p.relative_to(PACKAGE).as_posix() for p, text in SOURCES.items()
+             if literal.search(text) and p.relative_to(PACKAGE).as_posix() != "cli/rows.py"]
+    assert found == []

@@ -21,7 +21,8 @@ import typing
 from dataclasses import is_dataclass
 from functools import lru_cache
 
-from trackgrade.model import DIAGNOSIS_STATUSES, RESULT_FROM, Analysis, document_fields
+from trackgrade.model import RESULT_FROM, Analysis, document_fields
+from trackgrade.status import DIAGNOSIS_STATUSES, STATUSES
 
 NUMBER_TYPES = (int, float)
 
@@ -321,7 +322,7 @@ _DATE_TIME = {"type": "string", "format": "date-time"}
 ENVELOPE = {
     "object": {"const": "analysis"},
     "id": _UUID,
-    "status": {"enum": ["processing", "complete", "failed"]},
+    "status": {"enum": list(STATUSES)},
     "livemode": {"type": "boolean"},
     "external_id": {"type": ["string", "null"], "maxLength": 255},
     "created_at": _DATE_TIME,

@@ -21,6 +21,7 @@ from trackgrade.grading.grade import GRADE_TABLE
 from trackgrade.musical_keys import camelot as camelot_for
 from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.model import Analysis
+from trackgrade.status import COMPLETE, FAILED, PROCESSING
 
 ENVELOPE_FIELDS = tuple(ENVELOPE)          # the server's own fields around the document
 HEADER_FIELDS = ("file_name", "mastering_status", "diagnosis_status")
@@ -147,14 +148,14 @@ def validate_document(doc: dict) -> list[str]:
             p.add(name, "unexpected field")
     if "object" in doc and doc["object"] != "analysis":
         p.add("object", f"expected 'analysis', got {doc['object']!r}")
-    status = doc.get("status", "complete")
-    if status in ("processing", "failed"):
+    status = doc.get("status", COMPLETE)
+    if status in (PROCESSING, FAILED):
         check_object(doc, Analysis, "document", p, only=HEADER_FIELDS)
         present = [f for f in result_fields() if f in doc and f != "key"]
         if present:
             p.add("document", f"status {status!r} but score fields present: {present}")
         return list(p)
-    if status != "complete":
+    if status != COMPLETE:
         p.add("status", f"unknown status {status!r}")
     library_part = {k: v for k, v in doc.items() if k not in ENVELOPE_FIELDS}
     missing = [f for f in library_fields() if f not in doc]

@@ -18,11 +18,11 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass,
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.musical_keys import SCALES
+from trackgrade.status import DIAGNOSIS_STATUSES
 
 FEEDBACK_TYPES = ("warn", "tip", "pass")
 FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",
                        "structure", "key", "genre", "file")
-DIAGNOSIS_STATUSES = ("pending", "ready")
 RESULT_FROM = "score"      # Analysis fields from this one on exist only on a complete analysis
 
 

@@ -27,6 +27,7 @@ from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                        TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import FEEDBACK_TYPES, Analysis
 from trackgrade.pillars import PILLAR_TITLES
+from trackgrade.status import READY
 from trackgrade.testmode import CANNED_BANNER, is_canned
 
 
@@ -190,7 +191,7 @@ def diagnosis_block(analysis: Analysis) -> RenderableType:
                         ("Danceability", diagnosis.danceability)):
         if text:
             parts.append(Text.assemble((f"{title}: ", "bold"), plain_text(text)))
-    status = "" if diagnosis.status == "ready" else " (template; narrative pending)"
+    status = "" if diagnosis.status == READY else " (template; narrative pending)"
     return Panel(Group(*parts), title=Text.assemble(("Diagnosis", "bold"), status),
                  title_align="left",
                  box=box.ROUNDED, border_style="grey50", padding=(0, 1))

@@ -351,7 +351,7 @@ class Analyses:
 
         Outages are ridden out: connection errors, 5xx and 429 keep the wait
         polling until `timeout` (seconds), then `WaitTimeoutError`."""
-        if until not in ("complete", "ready"):
+        if until not in (COMPLETE, READY):
             raise ValueError(f"until must be 'complete' or 'ready', given {until!r}")
         client = self._client
         deadline = time.monotonic() + timeout

@@ -18,6 +18,7 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
                                         genre_unclear, genre_word, nearest_family,
                                         not_electronic_text, part_text, profile_name, target_name,
                                         targets, unclear_genre_text)
+from trackgrade.status import PENDING, READY
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
@@ -133,7 +134,7 @@ def danceability_sentence(a: Analysis) -> str:
 def template_diagnosis(a: Analysis) -> Diagnosis:
     """The short diagnosis present as soon as the scores are (status "pending")."""
     summary = summary_sentence(a) + (" " + unclear_genre_text(a) if genre_unclear(a) else "")
-    return Diagnosis(status="pending", summary=summary, frequency=frequency_sentence(a),
+    return Diagnosis(status=PENDING, summary=summary, frequency=frequency_sentence(a),
                      mix=mix_sentence(a), danceability=danceability_sentence(a))
 
 
@@ -340,5 +341,5 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
                     f"beat strength {b.beat_strength}, rhythmic energy {b.rhythmic_energy}, bass "
                     f"presence {b.bass_presence}, groove clarity {b.groove_clarity}, dance feel "
                     f"{b.engine_dance}." + (" Fixes: " + "; ".join(dance_fixes) + "." if dance_fixes else ""))
-    return Diagnosis(status="ready", summary=summary, frequency=frequency, mix=mix,
+    return Diagnosis(status=READY, summary=summary, frequency=frequency, mix=mix,
                      danceability=danceability)

@@ -15,6 +15,7 @@ import json
 
 from trackgrade.errors import ERROR_CODES
 from trackgrade.server import reference
+from trackgrade.status import COMPLETE, FAILED
 
 SERVER_FIELDS = ("object", "id", "status", "diagnosis_status", "livemode", "external_id",
                  "file_name", "mastering_status", "created_at", "completed_at")
@@ -28,11 +29,11 @@ def analysis_document(row: dict, result: dict | None = None) -> dict:
            "external_id": row.get("external_id"), "file_name": row["file_name"],
            "mastering_status": row["mastering_status"], "created_at": row["created_at"],
            "completed_at": row.get("completed_at")}
-    if row["status"] == "complete" and result:
+    if row["status"] == COMPLETE and result:
         for name, value in result.items():
             if name not in doc:
                 doc[name] = value
-    if row["status"] == "failed":
+    if row["status"] == FAILED:
         doc["error"] = row.get("error")
     return doc
 
@@ -59,7 +60,7 @@ def document(row: dict) -> dict:
 
 def result_of(row: dict) -> dict | None:
     """The library part of a complete row's document, or None."""
-    if row["status"] != "complete":
+    if row["status"] != COMPLETE:
         return None
     doc = document(row)
     return {k: v for k, v in doc.items() if k not in SERVER_FIELDS and k != "error"} or None
@@ -79,5 +80,5 @@ def embedded_error(code: str, message: str, docs_url: str | None) -> dict:
 
 def failed_event_data(row: dict) -> dict:
     """`data` of analysis.failed (spec 6.4)."""
-    return {"id": row["id"], "status": "failed", "external_id": row.get("external_id"),
+    return {"id": row["id"], "status": FAILED, "external_id": row.get("external_id"),
             "error": row.get("error")}

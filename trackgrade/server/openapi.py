@@ -16,6 +16,7 @@ from trackgrade.document import component_schemas, served_analysis_schema
 from trackgrade.errors import ERROR_CODES
 from trackgrade.grading.genres import GENRES
 from trackgrade.limits import MASTERING_STATUSES
+from trackgrade.status import DIAGNOSIS_STATUSES, FAILED, PENDING, PROCESSING, STATUSES
 
 UPLOAD_MAX_PARTS = 16      # app.InMemoryRequest.max_form_parts
 
@@ -79,16 +80,16 @@ def schemas() -> dict:
                               "method": {"const": "POST"}, "field": _STR, "token": _STR,
                               "expires_in": _int(1)}),
         "AnalysisAccepted": _obj({"object": {"const": "analysis"}, "id": _UUID,
-                                  "status": {"const": "processing"},
-                                  "diagnosis_status": {"const": "pending"},
+                                  "status": {"const": PROCESSING},
+                                  "diagnosis_status": {"const": PENDING},
                                   "livemode": {"type": "boolean"}, "external_id": _NSTR,
                                   "credits_remaining": _int(0),
                                   "upload": _ref("UploadTarget")},
                                  ("object", "id", "status", "diagnosis_status", "livemode",
                                   "external_id", "upload")),
         "AnalysisStatus": _obj({"object": {"const": "analysis.status"}, "id": _UUID,
-                                "status": {"enum": ["processing", "complete", "failed"]},
-                                "diagnosis_status": {"enum": ["pending", "ready"]},
+                                "status": {"enum": list(STATUSES)},
+                                "diagnosis_status": {"enum": list(DIAGNOSIS_STATUSES)},
                                 "livemode": {"type": "boolean"}}),
         "AnalysisList": _obj({"object": {"const": "list"},
                               "data": {"type": "array", "items": _ref("Analysis")},
@@ -110,7 +111,7 @@ def schemas() -> dict:
                                                          "minimum": 0}}),
                          "usage": _obj({"today": _int(0), "in_flight": _int(0)})}),
         "UploadReceived": _obj({"object": {"const": "upload"}, "analysis_id": _UUID,
-                                "status": {"const": "processing"},
+                                "status": {"const": PROCESSING},
                                 "bytes_received": _int(0)}),
         **event_schemas(),
     }
@@ -131,7 +132,7 @@ EVENT_TYPES = {   # type -> (schema of `data`, when it is sent)
 def event_schemas() -> dict:
     """The webhook event envelope (spec 6.2) per type, and the non-Analysis `data`."""
     out = {
-        "AnalysisFailedData": _obj({"id": _UUID, "status": {"const": "failed"},
+        "AnalysisFailedData": _obj({"id": _UUID, "status": {"const": FAILED},
                                     "external_id": _NSTR, "error": _ref("ErrorObject")}),
         "CreditBalanceLowData": _obj({"credits_remaining": _int(0), "threshold": _int(0)}),
     }

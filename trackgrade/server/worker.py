@@ -40,6 +40,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.model import Analysis
 from trackgrade.pool import process_pool, terminate, warm_up
 from trackgrade.server.capacity import ENGINE_FULL, engine_at_capacity
+from trackgrade.status import READY
 
 log = logging.getLogger("trackgrade.server.worker")
 
@@ -228,7 +229,7 @@ def _guarded_call(fn, *args) -> Outcome:
 
 def _ready(analysis: Analysis) -> Analysis:
     from dataclasses import replace
-    return analysis.with_diagnosis(replace(analysis.diagnosis, status="ready"))
+    return analysis.with_diagnosis(replace(analysis.diagnosis, status=READY))
 
 
 class ProcessExecutor(_PoolExecutor):

@@ -15,6 +15,7 @@ from trackgrade.server.lifecycle.awaiting import AwaitingUploads
 from trackgrade.server.lifecycle.rows import DONE, AnalysisRow, load_row, save_row
 from trackgrade.server.lifecycle.tokens import TokenMinter
 from trackgrade.server.store import Store, Txn, new_event
+from trackgrade.status import FAILED, PROCESSING
 
 UPLOAD_FIELD = "file"
 
@@ -58,9 +59,9 @@ class LifecycleCore:
         row = load_row(txn, analysis_id)
         markers.clear(txn, analysis_id)
         self.awaiting.drop(analysis_id)
-        if row is None or row.status != "processing":
+        if row is None or row.status != PROCESSING:
             return None
-        row.status, row.phase = "failed", DONE
+        row.status, row.phase = FAILED, DONE
         row.completed_at = isoformat(self.clock.now())
         row.error = documents.embedded_error(code, message, self.docs_url)
         if row.credit_spent:

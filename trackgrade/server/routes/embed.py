@@ -16,6 +16,7 @@ from flask import Blueprint, Response
 from trackgrade.errors import TrackgradeError
 from trackgrade.server import documents
 from trackgrade.server.routes.common import is_uuid, single_query
+from trackgrade.status import COMPLETE
 
 # theme -> (badge background, border, text, muted text). The border keeps the
 # badge's edge visible on a page of its own colour (>= 3:1 against white for
@@ -111,7 +112,7 @@ def blueprint(ctx) -> Blueprint:
             raise TrackgradeError("parameter_invalid", "size must be sm or md", param="size")
         row = ctx.store.get("analyses", analysis_id) if is_uuid(analysis_id) else None
         result = documents.result_of(row) if row is not None and row.get("embed") else None
-        if row is None or row["status"] != "complete" or not row.get("embed") or not result:
+        if row is None or row["status"] != COMPLETE or not row.get("embed") or not result:
             raise TrackgradeError("not_found", "no embeddable analysis with this id", param="id")
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
                           label=result["grade"].get("label") or "",
