@@ -37,6 +37,8 @@ DEFINED_ONCE = {
     "parse_retry_after": r"^def parse_retry_after\(",
     "GRADE_ORDER": r"^GRADE_ORDER\b",
     "the uploads marker collection": r"^UPLOADS\s*=",
+    # the server's fields around the library's document (the envelope schema's required list)
+    "the server's envelope fields": r'"external_id",\s*"file_name",\s*"mastering_status"',
 }
 
 

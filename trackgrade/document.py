@@ -22,7 +22,7 @@ from dataclasses import is_dataclass
 from functools import lru_cache
 
 from trackgrade.model import RESULT_FROM, Analysis, document_fields
-from trackgrade.status import DIAGNOSIS_STATUSES, STATUSES
+from trackgrade.status import DIAGNOSIS_STATUSES
 
 NUMBER_TYPES = (int, float)
 
@@ -311,33 +311,3 @@ def result_fields() -> tuple[str, ...]:
 def library_fields() -> tuple[str, ...]:
     """Every field of the library's document (`Analysis.to_dict()`)."""
     return tuple(name for name, _, _ in members(Analysis))
-
-
-# ------------------------------------------------------------------ the server's envelope
-
-_UUID = {"type": "string", "format": "uuid"}
-_DATE_TIME = {"type": "string", "format": "date-time"}
-
-# the server's own fields around `Analysis.to_dict()` (spec 2.1), with their schemas
-ENVELOPE = {
-    "object": {"const": "analysis"},
-    "id": _UUID,
-    "status": {"enum": list(STATUSES)},
-    "livemode": {"type": "boolean"},
-    "external_id": {"type": ["string", "null"], "maxLength": 255},
-    "created_at": _DATE_TIME,
-    "completed_at": {**_DATE_TIME, "type": ["string", "null"]},
-    "error": {"$ref": "#/components/schemas/ErrorObject"},
-}
-ENVELOPE_REQUIRED = ("object", "id", "status", "diagnosis_status", "livemode", "external_id",
-                     "file_name", "mastering_status", "created_at", "completed_at")
-
-
-def served_analysis_schema() -> dict:
-    """The schema of the Analysis resource the server answers: the envelope and
-    the library's document, whose result fields exist only when complete."""
-    library = json_schema(Analysis)
-    return {"type": "object", "properties": {**ENVELOPE, **library["properties"]},
-            "required": list(ENVELOPE_REQUIRED), "additionalProperties": False,
-            "description": "Score fields are present only when status is complete; error "
-                           "only when status is failed."}

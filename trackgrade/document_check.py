@@ -14,13 +14,14 @@ the score fields must be absent; otherwise every field is checked.
 
 from __future__ import annotations
 
-from trackgrade.document import ENVELOPE, Problems, check_object, library_fields, result_fields
+from trackgrade.document import Problems, check_object, library_fields, result_fields
 from trackgrade.engine.features import BAND_NAMES, TEMPO_RELATIONS
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.grade import GRADE_TABLE
 from trackgrade.musical_keys import camelot as camelot_for
 from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.model import Analysis
+from trackgrade.server.resource import ENVELOPE
 from trackgrade.status import COMPLETE, FAILED, PROCESSING
 
 ENVELOPE_FIELDS = tuple(ENVELOPE)          # the server's own fields around the document

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from trackgrade.server import accounts, admin
-from trackgrade.server.documents import SERVER_FIELDS
+from trackgrade.server.resource import ENVELOPE_REQUIRED
 from trackgrade.server.worker import ThreadExecutor
 
 from trackgrade.document_check import validate_document
@@ -357,7 +357,7 @@ def test_processing_analysis_has_no_score_fields(server):
     key, _ = server.key("test")
     accepted = server.submit(key, "p.wav", external_id="e").json
     doc = server.request("GET", f"/v1/analyses/{accepted['id']}", key=key).json
-    assert list(doc) == list(SERVER_FIELDS)
+    assert list(doc) == list(ENVELOPE_REQUIRED)
     assert doc["status"] == "processing" and doc["completed_at"] is None
     assert doc["external_id"] == "e" and doc["file_name"] == "p.wav"
     assert doc["mastering_status"] == "pre-master" and doc["livemode"] is False

@@ -15,10 +15,9 @@ import json
 
 from trackgrade.errors import ERROR_CODES
 from trackgrade.server import reference
+from trackgrade.server.resource import ENVELOPE_REQUIRED
 from trackgrade.status import COMPLETE, FAILED
 
-SERVER_FIELDS = ("object", "id", "status", "diagnosis_status", "livemode", "external_id",
-                 "file_name", "mastering_status", "created_at", "completed_at")
 
 
 def analysis_document(row: dict, result: dict | None = None) -> dict:
@@ -63,7 +62,7 @@ def result_of(row: dict) -> dict | None:
     if row["status"] != COMPLETE:
         return None
     doc = document(row)
-    return {k: v for k, v in doc.items() if k not in SERVER_FIELDS and k != "error"} or None
+    return {k: v for k, v in doc.items() if k not in ENVELOPE_REQUIRED and k != "error"} or None
 
 
 def status_document(row: dict) -> dict:

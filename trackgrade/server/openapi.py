@@ -12,10 +12,11 @@ url_map and the codes the server raises.
 from __future__ import annotations
 
 from trackgrade.display import CONTROLS_CLASS
-from trackgrade.document import component_schemas, served_analysis_schema
+from trackgrade.document import component_schemas
 from trackgrade.errors import ERROR_CODES
 from trackgrade.grading.genres import GENRES
 from trackgrade.limits import MASTERING_STATUSES
+from trackgrade.server.resource import served_analysis_schema
 from trackgrade.status import DIAGNOSIS_STATUSES, FAILED, PENDING, PROCESSING, STATUSES
 
 UPLOAD_MAX_PARTS = 16      # app.InMemoryRequest.max_form_parts
