@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from trackgrade.engine.extract import extract
-from trackgrade.engine.features import Features
+from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.engine.high_rate import decode_for_analysis
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
@@ -17,14 +17,19 @@ from trackgrade.grading.targets import Reference, check_genre
 from trackgrade.model import Analysis
 
 
+def decoded(data: bytes, *, file_name: str, parallel: bool = True) -> DecodedAudio:
+    """The bytes decoded for analysis (in memory; above 48 kHz chunk by chunk,
+    analysed at 44.1/48 kHz: `engine.high_rate`): what `measure` reads, and
+    what the report draws its waveform from (one decode for both)."""
+    return decode_for_analysis(data, file_name=file_name, parallel=parallel)
+
+
 def measure(data: bytes, *, file_name: str, parallel: bool = True,
             codec_preview: bool = False,
             codec_progress: Callable[[int, int], None] | None = None) -> Features:
-    """Decode the bytes (in memory; above 48 kHz chunk by chunk, analysed at
-    44.1/48 kHz: `engine.high_rate`) and measure everything (on one core when
-    `parallel` is False; with the codec preview when asked; see
-    `engine.extract.extract`)."""
-    return extract(decode_for_analysis(data, file_name=file_name, parallel=parallel),
+    """Decode the bytes and measure everything (on one core when `parallel`
+    is False; with the codec preview when asked; see `engine.extract.extract`)."""
+    return extract(decoded(data, file_name=file_name, parallel=parallel),
                    parallel=parallel, codec_preview=codec_preview, codec_progress=codec_progress)
 
 
@@ -56,7 +61,22 @@ def analyze(data: bytes, *, file_name: str, mastering_status: str = "pre-master"
     total)` after each encoded passage)."""
     if genre is not None:
         check_genre(genre)                  # before the engine spends any time
-    features = measure(data, file_name=file_name, parallel=parallel, codec_preview=codec_preview,
+    return analyze_audio(decoded(data, file_name=file_name, parallel=parallel),
+                         file_name=file_name, mastering_status=mastering_status,
+                         enhanced=enhanced, parallel=parallel, genre=genre,
+                         references=references, codec_preview=codec_preview,
+                         codec_progress=codec_progress)
+
+
+def analyze_audio(audio: DecodedAudio, *, file_name: str, mastering_status: str = "pre-master",
+                  enhanced: bool = True, parallel: bool = True, genre: str | None = None,
+                  references: tuple[Reference, ...] = (), codec_preview: bool = False,
+                  codec_progress: Callable[[int, int], None] | None = None) -> Analysis:
+    """`analyze` from audio already `decoded` (the report keeps the samples
+    for its waveform instead of decoding the file again)."""
+    if genre is not None:
+        check_genre(genre)
+    features = extract(audio, parallel=parallel, codec_preview=codec_preview,
                        codec_progress=codec_progress)
     analysis = grade(features, file_name=file_name,
                      mastering_status=mastering_status, genre=genre, references=references)

@@ -1,6 +1,7 @@
 """`trackgrade report FILE`: analyze a file and write a self-contained HTML report.
 
-Each file is read once into memory; the Analysis comes from the pipeline and
+Each file is read and decoded once (`pipeline.decoded`: bounded memory above
+48 kHz, references too); the Analysis comes from the pipeline and
 the report's time series (waveform envelope, stereo correlation, true-peak
 overs, clipped regions) from the decoded samples (`trackgrade.report.timeline`).
 A `--reference` track is measured once: its targets grade the track, and its
@@ -43,16 +44,16 @@ def write_text(path: Path, text: str) -> None:
 def measured_reference(path: Path, mastering_status: str, genre: str | None):
     """(targets, ReportTrack) of one reference file: measured once, graded on its
     own (against the same genre choice) for the charts."""
-    from trackgrade.engine.decode import decode
     from trackgrade.engine.extract import extract
     from trackgrade.grading.targets import Reference
-    from trackgrade.pipeline import grade
+    from trackgrade.pipeline import decoded, grade
     from trackgrade.report import ReportTrack, timeline_of
 
     check_readable(path)
     data = read_input_file(path)
     try:
-        audio = decode(data, file_name=path.name)
+        audio = decoded(data, file_name=path.name)      # bounded memory above 48 kHz
+        del data
         features = extract(audio)
         analysis = grade(features, file_name=path.name, mastering_status=mastering_status,
                          genre=genre)
@@ -71,8 +72,7 @@ def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
     `status` follows the codec preview."""
     from trackgrade.cli.compare import read_document
     from trackgrade.delivery.compare import compare
-    from trackgrade.engine.decode import decode
-    from trackgrade.pipeline import analyze as run_pipeline
+    from trackgrade.pipeline import analyze_audio, decoded
     from trackgrade.report import render_report, timeline_of
 
     check_readable(path)
@@ -81,11 +81,13 @@ def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
                if compare_path is not None else None)
     data = read_input_file(path)
     try:
-        analysis = run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
-                                genre=genre, references=tuple(m[0] for m in measured),
-                                codec_preview=codec_preview,
-                                codec_progress=codec_status(status, path.name))
-        timeline = timeline_of(decode(data, file_name=path.name), analysis)
+        audio = decoded(data, file_name=path.name)       # once: the analysis and the waveform
+        del data
+        analysis = analyze_audio(audio, file_name=path.name, mastering_status=mastering_status,
+                                 genre=genre, references=tuple(m[0] for m in measured),
+                                 codec_preview=codec_preview,
+                                 codec_progress=codec_status(status, path.name))
+        timeline = timeline_of(audio, analysis)
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
                               param=exc.param) from None
