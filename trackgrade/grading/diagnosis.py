@@ -18,18 +18,16 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
                                         genre_unclear, genre_word, nearest_family,
                                         not_electronic_text, part_text, profile_name, target_name,
                                         targets, unclear_genre_text)
+from trackgrade.pillars import PILLAR_TITLES, PILLARS
 from trackgrade.status import PENDING, READY
 from trackgrade.model import Analysis, Diagnosis
 
-PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
-                "frequency_balance": "frequency balance", "energy": "energy", "structure": "structure"}
 
 
 def _pillars(a: Analysis) -> dict[str, int]:
     """The pillars in the headline (a part's structure is not)."""
     s = a.scores
-    p = {"danceability": s.danceability, "mix_quality": s.mix_quality,
-         "frequency_balance": s.frequency_balance, "energy": s.energy, "structure": s.structure}
+    p = {name: getattr(s, name) for name in PILLARS}
     if not a.structure.judged:
         p.pop("structure")
     return p
@@ -50,8 +48,8 @@ def summary_sentence(a: Analysis) -> str:
     best = max(p, key=p.get)
     worst = min(p, key=p.get)
     part = (" " + part_text(a)) if not a.structure.judged else ""
-    tail = (f" Strongest: {PILLAR_NAMES[best]} ({p[best]}); weakest: {PILLAR_NAMES[worst]} "
-            f"({p[worst]}).{part}")
+    strongest, weakest = PILLAR_TITLES[best].lower(), PILLAR_TITLES[worst].lower()
+    tail = f" Strongest: {strongest} ({p[best]}); weakest: {weakest} ({p[worst]}).{part}"
     if not a.extras.electronic:
         # what the score measures comes first: it is no verdict on the music
         return (f"Not electronic music (electronic fit {(a.extras.electronic_fit or 0.0):.2f}): the "

@@ -12,13 +12,11 @@ from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import target_name
 from trackgrade.model import FEEDBACK_TYPES, Analysis, Extras
+from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
 from trackgrade.testmode import CANNED_BANNER, CANNED_NOTE, is_canned
 
-PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
-           ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
-           ("structure", "Structure"))
 TIER_COLOUR = {"great": "#1f8a4c", "good": "#5f9e2f", "fair": "#b7860b", "weak": "#d0651c",
                "poor": "#c53030"}
 FEEDBACK_ICON = {"warn": "▲", "tip": "●", "pass": "✓"}
@@ -199,7 +197,7 @@ def facts(analysis: Analysis) -> list[dict]:
 def pillars(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
     ref = references[0].analysis if references else None
     out = []
-    for field_name, title in PILLARS:
+    for field_name, title in PILLAR_TITLES.items():
         value = int(getattr(analysis.scores, field_name))
         ref_value = int(getattr(ref.scores, field_name)) if ref is not None else None
         out.append({"title": title, "value": value, "colour": score_colour(value),
