@@ -24,7 +24,7 @@ from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.figures import mix_rows
 from trackgrade.grading.wording import band_db, target_name
 from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
-                                       TRUE_PEAK_MAX_DBTP)
+                               TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import FEEDBACK_TYPES, Analysis
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.status import READY

@@ -15,7 +15,7 @@ import statistics
 from trackgrade.delivery.compare import band_levels_db
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.limits import (ALBUM_BAND_OUTLIER_DB, ALBUM_LOUDNESS_OUTLIER_LU, BAND_LABELS,
-                                       TRUE_PEAK_MAX_DBTP)
+                               TRUE_PEAK_MAX_DBTP)
 
 
 def album(documents: list[dict], files: list[str] | None = None) -> dict:

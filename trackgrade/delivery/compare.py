@@ -13,7 +13,7 @@ import math
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.limits import (BAND_LABELS, LEVEL_ONLY_BAND_DB, LEVEL_ONLY_LRA_LU,
-                                       LEVEL_ONLY_MIN_DB, LEVEL_ONLY_STEREO)
+                               LEVEL_ONLY_MIN_DB, LEVEL_ONLY_STEREO)
 from trackgrade.pillars import PILLARS
 
 
