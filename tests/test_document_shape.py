@@ -17,7 +17,8 @@ from trackgrade import document
 from trackgrade.grading import build_analysis
 from trackgrade.grading.scores import DANCE_WEIGHTS
 from trackgrade.document_check import validate_document
-from trackgrade.model import Analysis, DanceabilityBreakdown, pct, spec, unit
+from trackgrade.model import Analysis, DanceabilityBreakdown
+from trackgrade.model_fields import pct, spec, unit
 from trackgrade.server import openapi
 from trackgrade.testmode import canned_analysis
 

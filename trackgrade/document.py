@@ -21,7 +21,8 @@ import typing
 from dataclasses import is_dataclass
 from functools import lru_cache
 
-from trackgrade.model import RESULT_FROM, Analysis, document_fields
+from trackgrade.model import RESULT_FROM, Analysis
+from trackgrade.model_fields import document_fields
 from trackgrade.status import DIAGNOSIS_STATUSES
 
 NUMBER_TYPES = (int, float)

@@ -14,44 +14,17 @@ checker from these, so a new field is written here once.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.musical_keys import SCALES
+from trackgrade.model_fields import document_fields, json_ready, pct, spec, unit
 from trackgrade.status import DIAGNOSIS_STATUSES
 
 FEEDBACK_TYPES = ("warn", "tip", "pass")
 FEEDBACK_CATEGORIES = ("frequency", "mix", "loudness", "dynamics", "stereo", "rhythm",
                        "structure", "key", "genre", "file")
 RESULT_FROM = "score"      # Analysis fields from this one on exist only on a complete analysis
-
-
-def spec(*, lo: float | None = None, hi: float | None = None, decimals: int | None = None,
-         choices: str | tuple | None = None, min_items: int | None = None,
-         max_items: int | None = None, description: str | None = None,
-         document: bool = True, default=MISSING, default_factory=MISSING, **extra):
-    """A field with the rules its type cannot carry (read by trackgrade/document.py):
-    `lo`/`hi` an inclusive range, `decimals` the rounding, `choices` the allowed
-    values (a tuple, or the name of a vocabulary document.py looks up), array
-    sizes, a description for the OpenAPI document; `document=False` keeps a
-    field out of the document. `extra` is kept for the code that owns it."""
-    rules = {"lo": lo, "hi": hi, "decimals": decimals, "choices": choices,
-             "min_items": min_items, "max_items": max_items, "description": description,
-             **extra}
-    metadata = {k: v for k, v in rules.items() if v is not None}
-    if not document:
-        metadata["document"] = False
-    return field(default=default, default_factory=default_factory, metadata=metadata)
-
-
-def pct(**rules):
-    """An integer score 0-100."""
-    return spec(lo=0, hi=100, **rules)
-
-
-def unit(**rules):
-    """A number 0-1 (confidences, regularity, width)."""
-    return spec(lo=0, hi=1, **rules)
 
 
 @dataclass(frozen=True)
@@ -389,58 +362,10 @@ class Analysis:
         """The document fields, JSON-ready, in spec order."""
         doc = {}
         for f in document_fields(Analysis):
-            doc[f.name] = _json_ready(getattr(self, f.name))
+            doc[f.name] = json_ready(getattr(self, f.name))
             if f.name == "mastering_status":
                 doc["diagnosis_status"] = self.diagnosis.status
         return doc
 
     def with_diagnosis(self, diagnosis: Diagnosis) -> "Analysis":
         return replace(self, diagnosis=diagnosis)
-
-
-def document_fields(kind) -> list:
-    """The dataclass fields of `kind` that belong to the document, in order."""
-    return [f for f in fields(kind) if f.metadata.get("document", True)]
-
-
-def _json_ready(value):
-    """A document value as JSON-ready Python: dataclasses as dicts of their
-    document fields, tuples as lists."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _json_ready(getattr(value, f.name)) for f in document_fields(type(value))}
-    if isinstance(value, (tuple, list)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    return value
-
-
-def analysis_from_dict(doc: dict) -> Analysis:
-    """An `Analysis` rebuilt from its JSON document (`to_dict()`, or a
-    complete server document: the server's own fields are ignored), so a
-    remote analysis renders like a local one. Fields are read by the
-    dataclasses' own type hints, so new fields need no change here."""
-    return _build(Analysis, doc)
-
-
-def _build(kind, value):
-    import types
-    import typing
-    from dataclasses import fields, is_dataclass
-
-    if value is None:
-        return None
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(kind) if a is not type(None)]
-        return _build(options[0], value) if len(options) == 1 else value
-    if origin is tuple:
-        item = typing.get_args(kind)[0]
-        return tuple(_build(item, v) for v in value)
-    if isinstance(kind, type) and is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        return kind(**{f.name: _build(hints[f.name], value[f.name]) for f in fields(kind)
-                       if f.init and f.name in value})
-    if kind is float and isinstance(value, int):
-        return float(value)
-    return value

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from trackgrade.cli.render import render_analysis
 from trackgrade.document_check import validate_document
-from trackgrade.model import analysis_from_dict
+from trackgrade.model_read import analysis_from_dict
 from trackgrade.testmode import canned_analysis
 
 

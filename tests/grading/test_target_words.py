@@ -13,7 +13,7 @@ from tests.delivery.signals import club_loop, wav_bytes
 from trackgrade.cli.render import render_analysis
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.wording import target_name
-from trackgrade.model import analysis_from_dict
+from trackgrade.model_read import analysis_from_dict
 from trackgrade.pipeline import analyze
 from trackgrade.report import render_report
 

@@ -113,7 +113,7 @@ def test_the_report_and_the_screen_of_a_canned_result_say_test_first():
     from rich.console import Console
 
     from trackgrade.cli.render import render_analysis
-    from trackgrade.model import analysis_from_dict
+    from trackgrade.model_read import analysis_from_dict
     from trackgrade.report import render_report
 
     a = analysis_from_dict(canned_analysis("my track.wav", "master").to_dict())   # as served

@@ -100,7 +100,7 @@ def show_analysis(doc: dict, as_json: bool) -> int:
         stdout_console().print(status_line(doc))
         return EXIT_OK
     from trackgrade.cli.render import render_analysis
-    from trackgrade.model import analysis_from_dict
+    from trackgrade.model_read import analysis_from_dict
 
     try:
         analysis = analysis_from_dict(doc)

@@ -182,7 +182,7 @@ def grade_remote(client: Client, path: str, mastering_status: str, genre: str | 
     row's `seconds` leave out the waits for the key's limits (said through
     `notify`), so the summary's slowest file is the slowest to grade."""
     from trackgrade.cli.rows import failed_row, row_for
-    from trackgrade.model import analysis_from_dict
+    from trackgrade.model_read import analysis_from_dict
 
     pace = pace or PollPace()
     start = time.perf_counter()

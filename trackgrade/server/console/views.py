@@ -263,7 +263,7 @@ def blueprint(ctx) -> Blueprint:
         if row["status"] != COMPLETE:
             return render("analysis.html.j2", nav="analyses", item=pages.analysis_item(row),
                           error=documents.document(row).get("error"))
-        from trackgrade.model import analysis_from_dict
+        from trackgrade.model_read import analysis_from_dict
         from trackgrade.report import render_report
 
         html = render_report(analysis_from_dict(documents.document(row)))
