@@ -24,7 +24,7 @@ TABLES = {
     "band names": r'"(Low mids?|lo-m|low mids)"',
     # the answers that follow from the route alone (server/routing.py): the app and the
     # connection layer's admission from the request head both use them
-    "maintenance answer": r"down for maintenance",
+    "maintenance answer": r"down for maintenance;",
     "route answers": r"no route \{",
     "maintenance exemptions": r"EXEMPT_FROM_MAINTENANCE\s*=",
 }
