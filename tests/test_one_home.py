@@ -24,14 +24,14 @@ TABLES = {
     "band names": r'"(Low mids?|lo-m|low mids)"',
     # the answers that follow from the route alone (server/routing.py): the app and the
     # connection layer's admission from the request head both use them
-    "maintenance answer": r"down for maintenance; ",
+    "maintenance answer": r"down for maintenance;",
     "route answers": r"no route \{",
     "maintenance exemptions": r"EXEMPT_FROM_MAINTENANCE\s*=",
-    # the 503 the engine's queue, the submission and upload routes and the body budget answer
     # the pillar list and its titles: trackgrade/pillars.py
     "pillar list": r'"Mix quality"|"mix quality"|"danceability",\s*"mix_quality"',
     # the order feedback is shown in: model.FEEDBACK_TYPES (warn, tip, pass)
     "feedback order": r'"warn":\s*0|\(\s*"warn",\s*"tip",\s*"pass"\s*\)',
+    # the 503 the engine's queue, the submission and upload routes and the body budget answer
     "engine_at_capacity answer": r'TrackgradeError\(\s*"engine_at_capacity"',
 }
 # definitions that must exist once: a second one is how two rules drift apart
