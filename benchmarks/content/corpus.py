@@ -1,0 +1,139 @@
+"""The content-kind corpus: measured decision inputs of the labelled real clips
+(benchmarks/content/real_kinds.csv, read in place from ../shared/truth/real)
+and of the recorded-instrument renders (benchmarks/content/specs.py).
+
+    rows(kind="real" | "rendered") -> [{"id", "kind", "source", "inputs", "features"?}]
+
+Renders and their measurements are cached (TRACKGRADE_CACHE/content_corpus,
+keyed by the spec, the renderer's source and the engine's content cues), so
+a second run is instant.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from tests.truth import CACHE, generator_module, real_manifest  # noqa: E402
+
+LABELS = HERE / "real_kinds.csv"
+STORE = CACHE / "content_corpus"
+
+
+def real_labels() -> dict[str, str]:
+    with open(LABELS, newline="", encoding="utf-8") as fh:
+        return {r["clip_id"]: r["kind"] for r in csv.DictReader(fh)}
+
+
+def source_of(row: dict) -> str:
+    """The real clip's source (a collection a rule could learn by heart)."""
+    cid = row["clip_id"]
+    for prefix in ("dirt_breaks", "sonicpi_loop_mehackit", "sonicpi_arovane", "sonicpi_bass",
+                   "sonicpi_loop_amen", "librosa", "gtzan", "ballroom", "giantsteps", "beatport",
+                   "rwc", "madmom", "sonicpi_loop_perc"):
+        if cid.startswith(prefix):
+            return prefix
+    return cid
+
+
+def real_files() -> list[dict]:
+    """One decodable file per labelled clip (the original, else its first WAV conversion)."""
+    labels = real_labels()
+    chosen = {}
+    for row in real_manifest():
+        cid = row["clip_id"]
+        if cid not in labels or row["category"] == "edge-case":
+            continue
+        ok = not row["file"].lower().endswith((".ogg", ".oga"))
+        if ok and (cid not in chosen or row["variant"] == "original"):
+            chosen[cid] = row
+    return [{"id": cid, "kind": labels[cid], "source": source_of(r), "path": r["path"]}
+            for cid, r in sorted(chosen.items())]
+
+
+def _engine_digest() -> str:
+    h = hashlib.sha256()
+    for rel in ("trackgrade/engine/content.py",):
+        h.update((ROOT / rel).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _measure(data: bytes, name: str) -> dict:
+    """What the decision reads (the engine's cues, the length and the pulse)."""
+    from dataclasses import asdict
+
+    from trackgrade.pipeline import measure
+
+    f = measure(data, file_name=name, parallel=False)
+    r = f.rhythm
+    return {"cues": asdict(f.content), "duration_s": f.duration_s,
+            "rhythm": {"onset_rate": r.onset_rate, "beat_strength": r.beat_strength,
+                       "tempo_salient": bool(r.tempo_salient)}}
+
+
+def features_of(row: dict):
+    """A stand-in `Features` carrying what `grading.content.inputs` reads."""
+    from types import SimpleNamespace
+
+    from trackgrade.engine.features import ContentCues
+
+    return SimpleNamespace(content=ContentCues(**row["cues"]), duration_s=row["duration_s"],
+                           rhythm=SimpleNamespace(**row["rhythm"]))
+
+
+def _render_and_measure(spec: dict) -> dict:
+    import soundfile as sf
+
+    recorded = generator_module("recorded")
+    audio, sr = recorded.render(spec)
+    buf = io.BytesIO()
+    sf.write(buf, audio, sr, format="WAV", subtype="PCM_24")
+    return _measure(buf.getvalue(), spec["name"] + ".wav")
+
+
+def _key(spec: dict) -> str:
+    from tests.truth import generator_digest
+
+    text = json.dumps(spec, sort_keys=True) + generator_digest("recorded.py") + _engine_digest()
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def rendered(jobs: int = 2) -> list[dict]:
+    from specs import content_specs
+
+    STORE.mkdir(parents=True, exist_ok=True)
+    items = content_specs()
+    todo = [(spec, STORE / f"{_key(spec)}.json") for spec, _, _ in items]
+    missing = [(s, p) for s, p in todo if not p.exists()]
+    if missing:
+        with ProcessPoolExecutor(jobs) as pool:
+            for (spec, path), got in zip(missing, pool.map(_render_and_measure, [s for s, _ in missing])):
+                path.write_text(json.dumps(got))
+    out = []
+    for (spec, kind, source), (_, path) in zip(items, todo):
+        got = json.loads(path.read_text())
+        out.append({"id": spec["name"], "kind": kind, "source": source, **got})
+    return out
+
+
+def real() -> list[dict]:
+    out = []
+    for item in real_files():
+        got = _measure(Path(item["path"]).read_bytes(), Path(item["path"]).name)
+        out.append({k: v for k, v in item.items() if k != "path"} | got | {"path": item["path"]})
+    return out
+
+
+if __name__ == "__main__":
+    r = rendered()
+    print(len(r), "rendered;", len(real()), "real")
