@@ -16,7 +16,6 @@ import hashlib
 import io
 import json
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -108,17 +107,19 @@ def _key(spec: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def rendered(jobs: int = 2) -> list[dict]:
+def rendered(shard: int = 0, shards: int = 1) -> list[dict]:
+    """The renders' measurements; a missing one is made here (`shard` of
+    `shards`: run that many processes to share a cold cache)."""
     from specs import content_specs
 
     STORE.mkdir(parents=True, exist_ok=True)
     items = content_specs()
     todo = [(spec, STORE / f"{_key(spec)}.json") for spec, _, _ in items]
     missing = [(s, p) for s, p in todo if not p.exists()]
-    if missing:
-        with ProcessPoolExecutor(jobs) as pool:
-            for (spec, path), got in zip(missing, pool.map(_render_and_measure, [s for s, _ in missing])):
-                path.write_text(json.dumps(got))
+    for spec, path in missing[shard::shards]:
+        path.write_text(json.dumps(_render_and_measure(spec)))
+    if shards > 1:
+        return []
     out = []
     for (spec, kind, source), (_, path) in zip(items, todo):
         got = json.loads(path.read_text())
@@ -127,13 +128,20 @@ def rendered(jobs: int = 2) -> list[dict]:
 
 
 def real() -> list[dict]:
+    STORE.mkdir(parents=True, exist_ok=True)
     out = []
     for item in real_files():
-        got = _measure(Path(item["path"]).read_bytes(), Path(item["path"]).name)
-        out.append({k: v for k, v in item.items() if k != "path"} | got | {"path": item["path"]})
+        data = Path(item["path"]).read_bytes()
+        path = STORE / f"real_{hashlib.sha256(data).hexdigest()[:16]}_{_engine_digest()}.json"
+        if not path.exists():
+            path.write_text(json.dumps(_measure(data, Path(item["path"]).name)))
+        out.append({k: v for k, v in item.items() if k != "path"} | json.loads(path.read_text())
+                   | {"path": item["path"]})
     return out
 
 
 if __name__ == "__main__":
-    r = rendered()
-    print(len(r), "rendered;", len(real()), "real")
+    if len(sys.argv) == 3:                  # corpus.py SHARD SHARDS: fill the cache
+        rendered(int(sys.argv[1]), int(sys.argv[2]))
+    else:
+        print(len(rendered()), "rendered;", len(real()), "real")

@@ -103,3 +103,23 @@ def detect_content(f: Features) -> ContentReading:
 def is_part(kind: str, duration_s: float) -> bool:
     """CONTRACT.md section 6: the one test of a part."""
     return kind != MIX or duration_s < PART_MAX_S
+
+
+# the pillars `score` counts for each kind (README "What score measures"): a
+# part other than a mix is not held to a full mix's balance; only drums and
+# bass carry a pulse to dance to; structure counts only for a mix of 60 s or
+# more (`structure.judged`)
+COUNTED_PILLARS = {
+    "mix": None,                                            # all of them
+    "drums": ("danceability", "mix_quality", "energy"),
+    "bass": ("danceability", "mix_quality", "energy"),
+    "harmony": ("mix_quality", "energy"),
+    "lead": ("mix_quality", "energy"),
+    "texture": ("mix_quality", "energy"),
+    "one_shot": ("mix_quality", "energy"),
+}
+
+
+def counted_pillars(kind: str) -> tuple[str, ...] | None:
+    """The pillars `score` blends for this kind (None: all five)."""
+    return COUNTED_PILLARS[kind]

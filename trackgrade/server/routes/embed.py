@@ -77,6 +77,15 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
         f"</div><div class=\"grade\">{g}</div></div></body></html>\n")
 
 
+def badge_caption(result: dict) -> str:
+    """The badge's second line: for a part what it is first, then the genre
+    (`grading.wording.caption`); a reading under 0.1 shows as unclear."""
+    from trackgrade.grading.wording import caption
+    from trackgrade.model import analysis_from_dict
+
+    return caption(analysis_from_dict(result))
+
+
 def blueprint(ctx) -> Blueprint:
     bp = Blueprint("embed", __name__)
 
@@ -95,7 +104,7 @@ def blueprint(ctx) -> Blueprint:
             raise TrackgradeError("not_found", "no embeddable analysis with this id", param="id")
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
                           label=result["grade"].get("label") or "",
-                          genre=result["genre"]["name"], theme=theme, size=size)
+                          genre=badge_caption(result), theme=theme, size=size)
         return Response(html, 200, content_type="text/html; charset=utf-8", headers={
             "Cache-Control": "public, max-age=60",
             "X-Content-Type-Options": "nosniff",
