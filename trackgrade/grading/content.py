@@ -12,7 +12,8 @@ sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
 
-A file the engine measured no cues for (documents of older versions, canned
+A recording of a minute or more reads as a part only at LONG_PART_MIN. A
+file the engine measured no cues for (documents of older versions, canned
 test-mode tracks without them) reads as a `mix` with confidence 1.
 """
 
@@ -45,6 +46,10 @@ KIND_SCORE = {
     "one_shot": "the sound of the hit: peaks and clipping, noise",
 }
 MODEL_PATH = Path(__file__).with_name("content_model.json")
+# a recording of PART_MAX_S or more reads as one part (not a mix) only when that
+# part is this likely: a long recording is usually a track, and a track read as
+# a part would lose its arrangement's judgement (no long part was measured)
+LONG_PART_MIN = 0.5
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -97,6 +102,8 @@ def detect_content(f: Features) -> ContentReading:
         return ContentReading(MIX, 1.0, {MIX: 1.0})
     p = probabilities(values)
     best = int(np.argmax(p))
+    if f.duration_s >= PART_MAX_S and KINDS[best] != MIX and p[best] < LONG_PART_MIN:
+        best = KINDS.index(MIX)
     return ContentReading(KINDS[best], float(p[best]), {k: float(v) for k, v in zip(KINDS, p)})
 
 

@@ -115,9 +115,12 @@ def loudness_verdict(a: Analysis) -> str:
 def mix_sentence(a: Analysis) -> str:
     m = a.mix
     t = targets(a)
-    ceiling = 0.0 if judged_as_part(a) else t["true_peak_max_dbtp"]
-    peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
-            + (f", over the {ceiling:g} dBTP ceiling" if m.peak_dbfs > ceiling else ""))
+    if judged_as_part(a):       # a part has no ceiling of a master: only overs count
+        peak = f"true peak {m.peak_dbfs:.1f} dBTP" + (", over 0 dBTP" if m.peak_dbfs > 0 else "")
+    else:
+        peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
+                + (f", over the {t['true_peak_max_dbtp']:g} dBTP ceiling"
+                   if m.peak_dbfs > t["true_peak_max_dbtp"] else ""))
     extra = []
     if m.clipping_pct >= 0.001:
         extra.append(f"{m.clipping_pct:.3f} % of samples clip")
@@ -368,7 +371,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
         if GENRES[a.genre.detected].get("danceable", True) and drums and whole_mix(a) \
                 and not genre_unclear(a):
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
-    elif b.bass_presence < 60 and whole_mix(a):
+    elif b.bass_presence < 60 and whole_mix(a) and a.extras.electronic:
         dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "
                            f"{a.frequency.bands.sub_bass + a.frequency.bands.bass:.0f} % vs "
                            f"{a.frequency.ideal.sub_bass + a.frequency.ideal.bass:.0f} % ideal) needs a "
