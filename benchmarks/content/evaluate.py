@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
 from fit import held_out  # noqa: E402
 
-from trackgrade.grading.content import KINDS, inputs, probabilities  # noqa: E402
+from trackgrade.grading.content import KINDS, decide, inputs, probabilities  # noqa: E402
 
 VERDICT = r'''
 import io, json, sys
@@ -80,11 +80,12 @@ def snapshot(rev: str, into: Path) -> Path:
 
 
 def predict(rows: list[dict]) -> list[tuple[str, str, float]]:
-    """(truth, kind, confidence) of each row with the shipped model."""
+    """(truth, kind, confidence) of each row with the shipped model and decision table."""
     out = []
     for r in rows:
         p = probabilities(inputs(corpus.features_of(r)))
-        out.append((r["kind"], KINDS[int(np.argmax(p))], float(p.max())))
+        best = decide(p, r["duration_s"])
+        out.append((r["kind"], KINDS[best], float(p[best])))
     return out
 
 

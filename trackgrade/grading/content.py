@@ -12,8 +12,8 @@ sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
 
-A recording of a minute or more reads as a part only at LONG_PART_MIN. A
-file the engine measured no cues for (documents of older versions, canned
+`decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN). A file the
+engine measured no cues for (documents of older versions, canned
 test-mode tracks without them) reads as a `mix` with confidence 1.
 """
 
@@ -46,10 +46,13 @@ KIND_SCORE = {
     "one_shot": "the sound of the hit: peaks and clipping, noise",
 }
 MODEL_PATH = Path(__file__).with_name("content_model.json")
-# a recording of PART_MAX_S or more reads as one part (not a mix) only when that
-# part is this likely: a long recording is usually a track, and a track read as
-# a part would lose its arrangement's judgement (no long part was measured)
-LONG_PART_MIN = 0.5
+# the decision table: a part (any kind but a mix) is read only when it leads
+# the mix by MIX_MARGIN (a mix with a defect, e.g. a high-pass that took its low
+# end, must not escape a mix's judgement by looking like a chord part), and a
+# recording of PART_MAX_S or more only when that part is LONG_PART_MIN likely
+# (a long recording is usually a track; no long part was measured)
+MIX_MARGIN = 0.1
+LONG_PART_MIN = 0.7
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -101,10 +104,17 @@ def detect_content(f: Features) -> ContentReading:
     if not values:
         return ContentReading(MIX, 1.0, {MIX: 1.0})
     p = probabilities(values)
-    best = int(np.argmax(p))
-    if f.duration_s >= PART_MAX_S and KINDS[best] != MIX and p[best] < LONG_PART_MIN:
-        best = KINDS.index(MIX)
+    best = decide(p, f.duration_s)
     return ContentReading(KINDS[best], float(p[best]), {k: float(v) for k, v in zip(KINDS, p)})
+
+
+def decide(p: np.ndarray, duration_s: float) -> int:
+    """The kind's index from the probabilities (the table above)."""
+    best, mix = int(np.argmax(p)), KINDS.index(MIX)
+    if best != mix and (p[best] - p[mix] < MIX_MARGIN
+                        or duration_s >= PART_MAX_S and p[best] < LONG_PART_MIN):
+        return mix
+    return best
 
 
 def is_part(kind: str, duration_s: float) -> bool:

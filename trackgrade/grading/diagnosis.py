@@ -18,7 +18,7 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
                                         genre_unclear, genre_word, judged_as_part, nearest_family,
                                         not_electronic_text, part_text, profile_name, reading,
                                         target_name, targets, unclear_genre_text, what_it_is,
-                                        whole_mix)
+                                        whole_mix, bands_judged)
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
@@ -76,7 +76,7 @@ def summary_sentence(a: Analysis) -> str:
 
 
 def frequency_sentence(a: Analysis) -> str:
-    if not whole_mix(a):
+    if not bands_judged(a):
         return band_levels_text(a)
     worst = band_advice(a)[:2]
     cut = _low_cut_text(a)
@@ -99,7 +99,7 @@ def _low_cut_text(a: Analysis) -> str:
 
 
 def loudness_verdict(a: Analysis) -> str:
-    if judged_as_part(a):
+    if judged_as_part(a) and not a.extras.references:
         return "not held to a target (a part)"
     t = targets(a)
     lo, hi = t["loudness_lufs"]
@@ -206,7 +206,7 @@ def _sections_text(a: Analysis) -> str:
 
 
 def _bands_text(a: Analysis) -> str:
-    if not whole_mix(a):
+    if not bands_judged(a):
         return ""
     fixes = []
     for b, d, change, _ in band_advice(a)[:3]:

@@ -12,7 +12,7 @@ from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         genre_unclear, judged_as_part, not_electronic_text, part_text,
                                         profile_name, target_name, targets, unclear_genre_text,
-                                        whole_mix, band_levels_text)
+                                        whole_mix, band_levels_text, bands_judged)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.keys import camelot_neighbours
@@ -119,7 +119,7 @@ def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     floor = a.extras.noise_floor_db
     pen = a.extras.pillars.get("mix_quality", {}).get("penalties", {})
     if pen.get("hiss") and floor is not None and not whole_mix(a):
-        out.append((pen["hiss"], FeedbackItem("tip", "mix", (
+        out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
             f"Noise: a steady hiss sits under the sound (its quietest moments carry 5 kHz+ energy "
             f"only {-floor:.0f} dB under the average power). On a vintage break or a sampled "
             f"loop that may be the character; if it is not, gate or denoise it."))))
@@ -202,7 +202,7 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
-    if not whole_mix(a):
+    if not bands_judged(a):
         return [(0.0, FeedbackItem("pass", "frequency", band_levels_text(a)))]
     target = target_name(a)
     out = []

@@ -112,6 +112,12 @@ def whole_mix(a: Analysis) -> bool:
     return a.content is None or a.content.kind == MIX
 
 
+def bands_judged(a: Analysis) -> bool:
+    """Whether band advice is given: for a mix, or against the caller's own
+    reference tracks (never a family's full-mix ideal for another part)."""
+    return whole_mix(a) or bool(a.extras.references)
+
+
 def what_it_is(a: Analysis) -> str:
     """What the audio is, first in every headline: "drum loop · 1.7 s",
     "mix · 4:05"; "unclear (best guess: drum loop) · 1.7 s" when the kind
