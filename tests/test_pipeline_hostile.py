@@ -235,7 +235,7 @@ def test_odd_audio_gives_a_valid_document(name):
     if extra in ("atonal", "atonal_quiet", "lone_click"):
         assert doc["key"] is None
     if extra == "atonal_quiet":      # peaks near -48 dBFS: quiet, not near-silence
-        assert mix["loudness_lufs"] <= -55.0
+        assert mix["loudness_lufs"] <= -50.0
     if extra == "clipped":
         assert mix["clipping_pct"] > 1.0
         assert any(f["category"] in ("loudness", "mix") and f["type"] == "warn" for f in doc["feedback"])
