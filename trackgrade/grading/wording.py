@@ -122,11 +122,15 @@ def what_it_is(a: Analysis) -> str:
     """What the audio is, first in every headline: "drum loop · 1.7 s",
     "mix · 4:05"; "unclear (best guess: drum loop) · 1.7 s" when the kind
     reads under 0.1."""
-    kind = a.content.kind if a.content is not None else MIX
-    conf = a.content.confidence if a.content is not None else 1.0
-    length = (f"{a.duration_seconds:.1f} s" if a.duration_seconds < L.PART_MAX_S
-              else clock(a.duration_seconds))
-    return f"{reading(KIND_NAMES[kind], conf)} · {length}"
+    content = a.content
+    return kind_length(content.kind if content else MIX, content.confidence if content else 1.0,
+                       a.duration_seconds)
+
+
+def kind_length(kind: str, confidence: float | None, duration_s: float) -> str:
+    """`what_it_is` from its parts (the badge reads them from a stored document)."""
+    length = f"{duration_s:.1f} s" if duration_s < L.PART_MAX_S else clock(duration_s)
+    return f"{reading(KIND_NAMES.get(kind, kind), confidence)} · {length}"
 
 
 def reading(text: str, confidence: float | None) -> str:
@@ -156,6 +160,19 @@ def caption(a: Analysis) -> str:
     for a part what it is first ("drum loop · 1.7 s · Breakbeat"), for a
     mix the genre."""
     return f"{what_it_is(a)} · {genre_reading(a)}" if judged_as_part(a) else genre_reading(a)
+
+
+def document_caption(doc: dict) -> str:
+    """`caption` of a stored Analysis document (documents before `content`
+    read as a mix)."""
+    genre = doc.get("genre") or {}
+    text = reading(str(genre.get("name", "")), genre.get("confidence"))
+    content = doc.get("content")
+    if isinstance(content, dict) and content.get("part"):
+        what = kind_length(content.get("kind", MIX), content.get("confidence"),
+                           float(doc.get("duration_seconds") or 0.0))
+        return f"{what} · {text}"
+    return text
 
 
 def percent_sure(confidence: float | None) -> str:

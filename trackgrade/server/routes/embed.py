@@ -80,10 +80,9 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
 def badge_caption(result: dict) -> str:
     """The badge's second line: for a part what it is first, then the genre
     (`grading.wording.caption`); a reading under 0.1 shows as unclear."""
-    from trackgrade.grading.wording import caption
-    from trackgrade.model import analysis_from_dict
+    from trackgrade.grading.wording import document_caption
 
-    return caption(analysis_from_dict(result))
+    return document_caption(result)
 
 
 def blueprint(ctx) -> Blueprint:
