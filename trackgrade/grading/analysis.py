@@ -12,7 +12,7 @@ from trackgrade.engine.features import (BAND_NAMES, PART_LABEL, PLAIN_LABEL, SEC
                                         MonoFold)
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
-from trackgrade.grading.content import ContentReading, counted_pillars, detect_content, is_part
+from trackgrade.grading.content import MIX, ContentReading, counted_pillars, detect_content, is_part
 from trackgrade.grading.genre_model import genre_inputs
 from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LABELS, TIMING_MIN_ONSETS,
                                        GenreGuess, band_similarity, broad_profile, detect_genre,
@@ -184,7 +184,7 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     fit = 1.0 if chosen else guess.electronic
     content = detect_content(f)
     part = is_part(content.kind, f.duration_s)
-    whole = content.kind == "mix"           # a part other than a mix is not held to a mix's ideals
+    whole = content.kind == MIX             # a part other than a mix is not held to a mix's ideals
     pillars = {"danceability": S.danceability(f, profile, fit),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],

@@ -31,7 +31,7 @@ from trackgrade.engine.features import Features
 from trackgrade.grading.limits import PART_MAX_S
 
 KINDS = ("mix", "drums", "bass", "harmony", "lead", "texture", "one_shot")
-MIX = "mix"
+MIX, DRUMS = "mix", "drums"
 # how each kind is named in a headline ("drum loop · 1.7 s")
 KIND_NAMES = {"mix": "mix", "drums": "drum loop", "bass": "bass line", "harmony": "chord part",
               "lead": "lead line", "texture": "texture", "one_shot": "one-shot"}

@@ -18,7 +18,7 @@ from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice,
                                         genre_unclear, genre_word, judged_as_part, nearest_family,
                                         not_electronic_text, part_text, profile_name, reading,
                                         target_name, targets, unclear_genre_text, what_it_is,
-                                        whole_mix, bands_judged)
+                                        whole_mix, bands_judged, drums_to_time)
 from trackgrade.model import Analysis, Diagnosis
 
 PILLAR_NAMES = {"danceability": "danceability", "mix_quality": "mix quality",
@@ -366,7 +366,7 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     dance_fixes = []
     pulse = a.extras.tempo_salient
     # drum advice only where there are drums: an electronic mix or a drum loop
-    drums = a.extras.electronic and (a.content is None or a.content.kind in ("mix", "drums"))
+    drums = drums_to_time(a)
     if not pulse:
         if GENRES[a.genre.detected].get("danceable", True) and drums and whole_mix(a) \
                 and not genre_unclear(a):

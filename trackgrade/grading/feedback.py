@@ -12,7 +12,7 @@ from trackgrade.grading import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
                                         genre_unclear, judged_as_part, not_electronic_text, part_text,
                                         profile_name, target_name, targets, unclear_genre_text,
-                                        whole_mix, band_levels_text, bands_judged)
+                                        whole_mix, band_levels_text, bands_judged, drums_to_time)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.keys import camelot_neighbours
@@ -262,7 +262,7 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     lo, hi = t["bpm_range"]
     out = []
     # drum advice only where there are drums to time: an electronic mix or a drum loop
-    drums = a.extras.electronic and (a.content is None or a.content.kind in ("mix", "drums"))
+    drums = drums_to_time(a)
     if not a.extras.tempo_salient:
         if a.genre.detected != "ambient" and drums and whole_mix(a) and not genre_unclear(a):
             out.append((15.0, FeedbackItem("warn", "rhythm", (

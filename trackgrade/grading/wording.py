@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import limits as L
-from trackgrade.grading.content import KIND_NAMES, MIX
+from trackgrade.grading.content import DRUMS, KIND_NAMES, MIX
 from trackgrade.grading.genres import (BROAD_PROFILE, ELECTRONIC, GENRES, TIMING_GRID_MS,
                                        TIMING_PLAYED_MS, band_distance_db)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB, UNCLEAR_BELOW
@@ -123,6 +123,12 @@ def whole_mix(a: Analysis) -> bool:
     """Whether the audio is a mix (a part other than a mix is never held to a
     full mix's band ideal)."""
     return a.content is None or a.content.kind == MIX
+
+
+def drums_to_time(a: Analysis) -> bool:
+    """Whether drum advice (kick, timing, quantising) applies: an electronic
+    mix or a drum loop; never ragtime, an orchestra or a chord part."""
+    return a.extras.electronic and (a.content is None or a.content.kind in (MIX, DRUMS))
 
 
 def bands_judged(a: Analysis) -> bool:
