@@ -55,4 +55,6 @@ def test_the_main_command_grades_the_demo_with_its_known_tempo_and_key():
     assert abs(doc["tempo"]["bpm"] - 124.0) <= 0.5
     assert (doc["key"]["key"], doc["key"]["scale"], doc["key"]["camelot"]) == ("A", "minor", "8A")
     assert abs(doc["duration_seconds"] - 16 * 4 * 60 / 124) < 0.1
-    assert [s["label"] for s in doc["structure"]["sections"]][-1] == "drop"
+    # a 31 s demo is a part (CONTRACT.md section 6): one section, `part`
+    assert doc["content"]["part"] is True
+    assert [s["label"] for s in doc["structure"]["sections"]] == ["part"]
