@@ -267,6 +267,50 @@ def prepare_ebu(rates) -> None:
             list(pool.map(ebu_signals, missing))
 
 
+# --- recorded-instrument renders (FluidR3 GM, Hydrogen kits) -------------------
+
+def recorded_module():
+    """The project's renderer tests/truth_gen/recorded.py, imported as a module."""
+    return generator_module("recorded")
+
+
+def _recorded_dir(spec: dict) -> Path:
+    key = json.dumps({"generator": generator_digest("recorded.py"), "spec": spec}, sort_keys=True)
+    return CACHE / "recorded" / hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def _render_recorded_one(spec: dict) -> None:
+    _render_once(_recorded_dir(spec), lambda work: recorded_module().write(spec, work))
+
+
+def render_recorded(specs: list[dict], *, skip: bool = True, jobs: int = RENDER_PROCESSES) -> list[Path]:
+    """The specs (tests/truth_gen/recorded.py's format) rendered through
+    recorded instruments: one cached WAV per spec, keyed by the spec and the
+    renderer's source; cold ones are made `jobs` at a time in children forked
+    from this process. Without Debian's fluidsynth, fluid-soundfont-gm and
+    hydrogen-drumkits the calling test is skipped naming them (skip=False:
+    RuntimeError, for benchmarks)."""
+    lacking = recorded_module().missing()
+    if lacking:
+        if not skip:
+            raise RuntimeError(lacking)
+        import pytest
+
+        pytest.skip(lacking)
+    names = [spec["name"] for spec in specs]
+    assert len(set(names)) == len(names), "recorded specs need unique names"
+    todo = [spec for spec in specs if not _recorded_dir(spec).exists()]
+    if len(todo) > 1 and jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(todo))) as pool:
+            pool.map(_render_recorded_one, todo, chunksize=1)
+    else:
+        for spec in todo:
+            _render_recorded_one(spec)
+    return [_recorded_dir(spec) / f"{spec['name']}.wav" for spec in specs]
+
+
 # --- the licensed real clips (../shared only) ----------------------------------
 
 def have_real() -> bool:

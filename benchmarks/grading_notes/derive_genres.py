@@ -37,7 +37,6 @@ The synthetic grid is not a source of any ideal: it only tests the mechanics.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -281,5 +281,5 @@ def test_pacer_keeps_every_minute_within_the_limit():
         sent.append(now[0])
         now[0] += 0.5 if i % 7 else 13.0          # bursts and pauses
     assert sent[:10] == sorted(sent[:10]) and sent[9] < 60     # a burst goes at once
-    for start in sent:
-        assert sum(1 for t in sent if start <= t < start + 60) <= 10
+    for first in sent:
+        assert sum(1 for t in sent if first <= t < first + 60) <= 10

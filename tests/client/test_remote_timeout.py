@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +15,7 @@ from typer.testing import CliRunner
 from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.cli import app  # noqa: E402
-from trackgrade.client import Client  # noqa: E402
+from trackgrade.client import APIError, Client  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +78,7 @@ def test_the_client_deadline_bounds_wait_too():
         client = Client(s.key("test")[0], s.url, deadline=time.monotonic() + 2,
                         on_wait=lambda error, seconds: seen.append((error.code, seconds)))
         started = time.monotonic()
-        with pytest.raises(Exception):
+        with pytest.raises(APIError):
             client.analyses.wait(str(uuid.uuid4()), timeout=60)
         assert time.monotonic() - started < 4
         assert seen and seen[0][0] == "service_unavailable"

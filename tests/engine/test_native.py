@@ -8,7 +8,6 @@ tests/server/test_bounded_work.py.)"""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -1,7 +1,6 @@
 """Pillars on hand-built Features: each measured flaw moves its pillar, and
 the mastering status changes the loudness thresholds."""
 
-import numpy as np
 import pytest
 
 from trackgrade.grading import build_analysis

@@ -15,7 +15,6 @@ import socket
 import threading
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest

@@ -90,12 +90,12 @@ def proxied(tmp_path):
         try:
             socket.create_connection(("127.0.0.1", proxy_port), timeout=1).close()
             break
-        except OSError:
+        except OSError as error:
             if proc.poll() is not None or time.monotonic() > deadline:
                 log = (tmp_path / "error.log").read_text() if (tmp_path / "error.log").exists() \
                     else ""
                 serve.stop()
-                raise AssertionError(f"nginx did not start: {proc.stdout.read()!r}\n{log}")
+                raise AssertionError(f"nginx did not start: {proc.stdout.read()!r}\n{log}") from error
             time.sleep(0.05)
     context = ssl.create_default_context(cafile=str(cert))
     try:

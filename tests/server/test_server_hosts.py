@@ -7,7 +7,6 @@ the port), else 400 `parameter_invalid` with `param` `Host`. Before:
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest

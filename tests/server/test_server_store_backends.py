@@ -15,7 +15,6 @@ pattern: a backend joins by adding a factory to BACKENDS).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

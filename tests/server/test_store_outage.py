@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import resource
 import time
-from pathlib import Path
 
 import pytest
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

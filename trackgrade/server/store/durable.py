@@ -204,9 +204,8 @@ class TinyDBStore(MemoryStore):
                 os.close(fd)
 
     def _load_snapshot(self, state: State, fd: int, name: Path) -> None:
-        path = Path(f"/proc/self/fd/{fd}")
         try:
-            header, blocks = read_snapshot(path, name=name)
+            header, blocks = read_snapshot(name, fd=fd)
             wanted = current_fields()
             stored = header.get("fields") or {}
 

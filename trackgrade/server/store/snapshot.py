@@ -104,15 +104,16 @@ def _line(value: dict) -> bytes:
     return b"%08x %s\n" % (zlib.crc32(payload), payload)
 
 
-def read_snapshot(path: Path, *, name: str | os.PathLike | None = None
+def read_snapshot(path: Path, *, fd: int | None = None
                   ) -> tuple[dict, Iterator[tuple[str, list[dict], list[bytes]]]]:
     """The header and an iterator of (collection, metas, texts) blocks; the
     texts are the documents' JSON as bytes (what `json.loads` takes).
 
     Raises StoreDamage when a checksum fails, StoreError when the file is
-    not a complete snapshot. `name`: the file's name in messages (when
-    `path` is a /proc/self/fd link)."""
-    lines = _Lines(open(path, "rb"), Path(name or path))
+    not a complete snapshot. `fd`: read through this open descriptor (a
+    duplicate of it; the caller keeps its own) instead of opening `path`,
+    which then only names the file in messages."""
+    lines = _Lines(open(path, "rb") if fd is None else os.fdopen(os.dup(fd), "rb"), Path(path))
     path = lines.path
     try:
         first = lines.take(1)[0]
