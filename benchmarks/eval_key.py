@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import key_material  # noqa: E402
-from truth import real_manifest, render_grid  # noqa: E402
+from truth import real_manifest, render_grid, render_recorded  # noqa: E402
 
 from trackgrade.engine.frames import long_spectrum  # noqa: E402
 from trackgrade.engine.spectrum import measure_spectrum  # noqa: E402
@@ -110,37 +110,6 @@ def read(path: str) -> tuple[np.ndarray, int]:
 def parse_truth(text: str) -> tuple[str, str | None]:
     parts = text.split()
     return parts[0], (parts[1] if len(parts) > 1 else None)
-
-
-def render_recorded(specs: list[dict]) -> list[Path]:
-    import truth
-    if hasattr(truth, "render_recorded"):
-        return truth.render_recorded(specs)
-    # until the shared renderer lands on main: the coordinator's copy, cached here
-    import hashlib
-    import importlib.util
-    from concurrent.futures import ProcessPoolExecutor
-    src = Path("/work/main/tests/truth_gen/recorded.py")
-    digest = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
-    out = truth.CACHE / f"key-material-wip-{digest}"
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / (hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()[:16]
-                    + ".wav") for s in specs]
-    if not all(p.exists() for p in paths):
-        with ProcessPoolExecutor(2) as pool:
-            list(pool.map(_write_wip, [(str(src), s, str(p)) for s, p in zip(specs, paths)
-                                       if not p.exists()]))
-    return paths
-
-
-def _write_wip(args):
-    import importlib.util
-    src, s, out = args
-    spec = importlib.util.spec_from_file_location("recorded", src)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    audio, sr = module.render(s)
-    sf.write(out, audio, sr, subtype="PCM_24")
 
 
 def essentia_key(x: np.ndarray, sr: int):
@@ -227,7 +196,7 @@ def eval_real(verbose: bool) -> tuple[list[dict], dict]:
 
 def eval_renders(split: str | None, verbose: bool) -> list[dict]:
     items = key_material.items(split)
-    paths = render_recorded([i["spec"] for i in items])
+    paths = render_recorded([i["spec"] for i in items], skip=False)
     rows = []
     for item, path in zip(items, paths):
         x, sr = read(str(path))

@@ -65,8 +65,18 @@ RIFFS = (
     ((0, 1, 2, 0), (1, 0.5, 4, 0), (1.5, 0.5, 2, 0), (2, 0.5, 1, 0), (2.5, 0.5, 0, 0),
      (3, 1, 6, -1)),
 )
-SUBSET = ("bass_walk_E_minor_i-VII-VI-VII_35_d", "chords_Bb_minor_i-VI-iv-v_5",
-          "melody_F#_minor_i-VI-iv-v_65_d", "wobble_C_minor_87_d", "mix_Ab_major_I-vi-IV-V_d")
+# held-out items the accuracy tests render, with the textbook method's MIREX
+# score on each (benchmarks/eval_key.py, benchmarks/results/key.md): the floor
+SUBSET = {
+    "bass_walk_F#_minor_i-VI-iv-v_36_d": 0.0,
+    "chords_Eb_minor_i-VI-iv-v_5_d": 0.0,
+    "guitar_F#_minor_i-VI-III-VII_29_d": 0.0,
+    "pad_C#_minor_i-iv-VII-III_50": 0.0,
+    "wobble_G_minor_87_d": 0.0,
+    "melody_G_minor_i-VI-iv-v_73_d": 1.0,
+    "mix_E_minor_i-iv-VII-III_18_d": 1.0,
+    "chords_F#_major_I-IV-V-IV_18": 1.0,
+}
 
 
 def _chord(tonic_midi: int, root: int, quality: str) -> list[int]:
@@ -213,4 +223,4 @@ def items(split: str | None = None) -> list[dict]:
 def subset() -> list[dict]:
     """The few held-out items the accuracy tests render."""
     by_name = {i["spec"]["name"]: i for i in items()}
-    return [by_name[n] for n in SUBSET]
+    return [{**by_name[n], "textbook_score": floor} for n, floor in SUBSET.items()]
