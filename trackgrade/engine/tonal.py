@@ -43,10 +43,10 @@ import numpy as np
 
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
-from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
+from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
 from trackgrade.keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
