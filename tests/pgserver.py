@@ -8,13 +8,12 @@ It uses the installed server binaries (Debian's `postgresql` package:
 /usr/lib/postgresql/<N>/bin; `.ci/run` installs it). `initdb` refuses to run
 as root, so as root the cluster belongs to the `postgres` system user (the
 package creates it) and its commands run through `runuser`. When no server
-binaries exist, `PostgresMissing` says so: tests that need PostgreSQL fail
-with that message instead of skipping.
+binaries exist (tests/system.py finds them), `PostgresMissing` says so: the
+tests that need PostgreSQL are skipped naming the package (failed under CI).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import socket
@@ -24,6 +23,8 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.system import find_tool, missing_reason
+
 
 class PostgresMissing(RuntimeError):
     pass
@@ -31,16 +32,10 @@ class PostgresMissing(RuntimeError):
 
 def bin_dir() -> Path:
     """The directory of initdb/pg_ctl (newest installed version)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name))
-    if found:
-        return Path(found[-1]).parent
-    initdb = shutil.which("initdb")
-    if initdb:
-        return Path(initdb).parent
-    raise PostgresMissing(
-        "PostgreSQL server binaries (initdb, pg_ctl) not found: install them "
-        "(`apt-get install -y postgresql`; .ci/run does) to run the PostgreSQL tests")
+    initdb = find_tool("initdb")
+    if initdb is None:
+        raise PostgresMissing(missing_reason("initdb"))
+    return Path(initdb).parent
 
 
 def free_port() -> int:

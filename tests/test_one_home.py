@@ -22,6 +22,11 @@ TABLES = {
     "grade bounds": r'\(\s*95,\s*"A\+"',
     # how the bands are named (a table row, a chart, a narrow column, a sentence)
     "band names": r'"(Low mids?|lo-m|low mids)"',
+    # the answers that follow from the route alone (server/routing.py): the app and the
+    # connection layer's admission from the request head both use them
+    "maintenance answer": r"down for maintenance",
+    "route answers": r"no route \{",
+    "maintenance exemptions": r"EXEMPT_FROM_MAINTENANCE\s*=",
 }
 # definitions that must exist once: a second one is how two rules drift apart
 DEFINED_ONCE = {

@@ -44,8 +44,8 @@ class Settings:
     queue_size: int = setting("TRACKGRADE_QUEUE_SIZE", 4,
         "Analyses queued beyond those running before the engine answers 503 "
         "engine_at_capacity.")
-    docs_url: str = setting("TRACKGRADE_DOCS_URL", "https://docs.trackgrade.dev/errors",
-        "Error reference; each error's doc_url is `{docs_url}#<code>`.")
+    docs_url: str = setting("TRACKGRADE_DOCS_URL", "",
+        "Error reference; each error's doc_url is `{docs_url}/<code>`. Empty: this instance's own, `<base>/v1/errors` (from `public_base_url`, else the request's host).")
     public_base_url: str = setting("TRACKGRADE_PUBLIC_BASE_URL", "",
         "Absolute base URL (scheme://host[:port]) used for upload URLs; "
         "empty: built from the request's Host.")
@@ -86,12 +86,15 @@ class Settings:
         "Webhook attempt waits in seconds, comma-separated (e.g. `0,1,2` in tests); "
         "empty: the CONTRACT schedule (0 s, 10 s, 1 min ... 24 h, about 3.2 days).")
     webhook_concurrency: int = setting("TRACKGRADE_WEBHOOK_CONCURRENCY", 16,
-        "Webhook attempts in flight at once, all endpoints together.")
+        "Webhook attempts in flight at once, all endpoints together; one account holds at "
+        "most its share (and never more than 3/4 of them), so another account's deliveries "
+        "always find room.")
     webhook_per_endpoint: int = setting("TRACKGRADE_WEBHOOK_PER_ENDPOINT", 4,
         "Webhook attempts in flight to one endpoint (a slow one never holds more).")
     webhook_timeout: float = setting("TRACKGRADE_WEBHOOK_TIMEOUT", 10.0,
-        "Seconds a receiver has to answer one webhook attempt (the CONTRACT's 10 s; "
-        "shorter in tests). An attempt a dead node had claimed is taken over by another "
+        "Seconds one webhook attempt may take in all: connecting, TLS, sending and the "
+        "whole answer (the CONTRACT's 10 s; shorter in tests); a receiver trickling its "
+        "answer is cut off then. An attempt a dead node had claimed is taken over by another "
         "node after 5 of these plus 20 s.")
     webhook_history: int = setting("TRACKGRADE_WEBHOOK_HISTORY", 1000,
         "Delivered events kept for `admin events resend`; older ones are pruned.")
@@ -102,6 +105,11 @@ class Settings:
         "Request body bytes held in memory by all requests together (at least one "
         "largest upload); a body that does not fit is refused from its headers with 503 "
         "engine_at_capacity and Retry-After.")
+    max_body_bytes_per_account: int = setting("TRACKGRADE_MAX_BODY_BYTES_PER_ACCOUNT", 0,
+        "Upload body bytes one account's uploads may hold in flight together (0: half of "
+        "max_body_bytes_in_flight; one key: half of this; each at least one largest "
+        "upload); over it the account's next upload is refused with 503 "
+        "engine_at_capacity, not anyone else's.")
     head_timeout: float = setting("TRACKGRADE_HEAD_TIMEOUT", 10.0,
         "Seconds a client has to send a whole request head (line and headers); a "
         "connection that has sent none by then is closed.")
@@ -113,6 +121,8 @@ class Settings:
     max_connections_per_address: int = setting("TRACKGRADE_MAX_CONNECTIONS_PER_ADDRESS", 64,
         "Open connections from one client address (0: no cap); more are answered 429 "
         "rate_limited. Behind a reverse proxy every client shares its address: raise it.")
+    console: bool = setting("TRACKGRADE_CONSOLE", True,
+        "Serve the developer console at /console (`--no-console`: off).")
     allowed_hosts: str = setting("TRACKGRADE_ALLOWED_HOSTS", "",
         "Comma-separated Host header values accepted when building upload URLs without "
         "public_base_url (`name` any port, `name:port` that port, `*` any); empty: the "

@@ -47,22 +47,36 @@ def mix_rows(mix, mastering_status: str = "master") -> list[tuple[str, str, str]
 
 # bidirectional and zero-width format characters that reorder or hide what a
 # terminal shows (the "Trojan Source" set), escaped like the C0/C1 controls
+# and refused like them in names (file_name, external_id)
 _FORMAT_CONTROLS = frozenset("\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
                              "\u2066\u2067\u2068\u2069\ufeff")
+# the same set as a regular-expression character class body (C0, DEL, C1, the above)
+CONTROLS_CLASS = "\\x00-\\x1f\\x7f-\\x9f" + "".join(
+    f"\\u{ord(ch):04x}" for ch in sorted(_FORMAT_CONTROLS))
+
+
+def is_control(ch: str) -> bool:
+    """A C0, DEL or C1 control (Unicode category Cc) or one of the bidi and
+    zero-width format characters above."""
+    import unicodedata
+
+    return unicodedata.category(ch) == "Cc" or ch in _FORMAT_CONTROLS
+
+
+def has_controls(text: str) -> bool:
+    """Whether `text` holds any character `is_control` names."""
+    return not (text.isprintable() and not any(ch in _FORMAT_CONTROLS for ch in text)) \
+        and any(is_control(ch) for ch in text)
 
 
 def escape_controls(text: object, *, keep: str = "") -> str:
-    """`text` with every control character (C0, DEL, C1, bidi and zero-width
-    format characters) written as a visible escape (`\\x1b`, `\\u202e`), so a
-    name from a file or the API can never drive the terminal; characters in
-    `keep` (e.g. a newline) are left as they are."""
-    import unicodedata
-
+    """`text` with every control character (`is_control`: C0, DEL, C1, bidi
+    and zero-width format characters) written as a visible escape (`\\x1b`,
+    `\\u202e`), so a name from a file or the API can never drive the
+    terminal; characters in `keep` (e.g. a newline) are left as they are."""
     text = str(text)
-    if text.isprintable() and not any(ch in _FORMAT_CONTROLS for ch in text):
+    if not has_controls(text):
         return text
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii")
-        if ch not in keep and (unicodedata.category(ch) == "Cc" or ch in _FORMAT_CONTROLS)
-        else ch
-        for ch in text)
+    return "".join(ch.encode("unicode_escape").decode("ascii")
+                   if ch not in keep and is_control(ch) else ch
+                   for ch in text)

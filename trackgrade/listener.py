@@ -28,6 +28,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from trackgrade import signing
+from trackgrade.display import escape_controls
 
 FORWARD_TIMEOUT_S = 10.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -163,7 +164,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def summary(received: Received) -> str:
-    """One readable line: time, type, id, analysis, score or error, verdict."""
+    """One readable line: time, type, id, analysis, score or error, verdict;
+    every text from the delivery with its control characters escaped (an
+    external_id's escape sequence or right-to-left override never reaches
+    the terminal as such)."""
+    return escape_controls(_summary(received))
+
+
+def _summary(received: Received) -> str:
     stamp = datetime.fromtimestamp(received.received_at, timezone.utc).strftime("%H:%M:%S")
     if not received.verified:
         return f"{stamp}  REJECTED  {received.reason}: {received.message}  -> 400"

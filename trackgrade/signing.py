@@ -28,6 +28,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets as _secrets
 import time
@@ -118,9 +119,24 @@ def parse_header(header: str) -> tuple[int, list[str]]:
     return t, v1
 
 
+def check_tolerance(tolerance: float) -> float:
+    """`tolerance` as seconds; ValueError unless it is a finite number of
+    seconds, 0 or more (NaN would make every comparison false and accept a
+    signature of any age; infinity would too)."""
+    try:
+        seconds = float(tolerance)
+    except (TypeError, ValueError):
+        raise ValueError(f"tolerance must be a number of seconds, not {tolerance!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"tolerance must be a finite number of seconds, 0 or more "
+                         f"(given {tolerance!r})")
+    return seconds
+
+
 def check_timestamp(t: int, *, tolerance: float, now: float | None) -> None:
     """Raise timestamp_too_old / timestamp_too_new when `t` is more than
     `tolerance` seconds off `now` (default: the system clock)."""
+    tolerance = check_tolerance(tolerance)
     now = time.time() if now is None else float(now)
     if t < now - tolerance:
         raise SignatureError(TIMESTAMP_TOO_OLD, f"the signature timestamp is {now - t:.0f} s "
@@ -147,7 +163,9 @@ def verify(secret: str | Iterable[str], header: str, raw_body: bytes | str, *,
 
     Accepts when any v1 entry matches any secret (constant-time compare),
     then rejects a timestamp more than `tolerance` seconds off `now` in
-    either direction."""
+    either direction. A tolerance that is not a finite number of seconds,
+    0 or more, raises ValueError."""
+    check_tolerance(tolerance)
     t, given = parse_header(header)
     body = _bytes(raw_body)
     expected = [signature(s, body, t) for s in _secret_list(secret)]
@@ -201,6 +219,7 @@ def verify_standard(secret: str | Iterable[str], headers: Mapping[str, str],
                     raw_body: bytes | str, *, tolerance: float = DEFAULT_TOLERANCE,
                     now: float | None = None) -> object:
     """`verify` for the Standard Webhooks headers (header names in any case)."""
+    check_tolerance(tolerance)
     lower = {str(k).lower(): v for k, v in headers.items()}
     msg_id = lower.get("webhook-id")
     stamp = (lower.get("webhook-timestamp") or "").strip()
@@ -219,5 +238,5 @@ def verify_standard(secret: str | Iterable[str], headers: Mapping[str, str],
 
 
 __all__ = ["DEFAULT_TOLERANCE", "REASONS", "SIGNATURE_HEADER", "SignatureError", "new_secret",
-           "parse_header", "sign", "signature", "standard_headers", "standard_signature",
+           "check_tolerance", "parse_header", "sign", "signature", "standard_headers", "standard_signature",
            "verify", "verify_standard"]

@@ -10,6 +10,11 @@ shape, ranges and words of a real one, with `diagnosis.status` "pending".
 The enhanced narrative comes from `grading.diagnosis.enhanced_diagnosis`
 as for live analyses.
 
+A canned result says so first: its diagnosis summary opens with
+`CANNED_NOTE` (in both stages, `canned_diagnosis`), so the document itself
+says it wherever it goes, and `is_canned` lets the terminal, the report and
+the badge put a TEST marking before anything else.
+
 `failure_code(file_name)`: a stem ending in `_fail_<code>` with one of
 `FAILURE_CODES` (the codes a failed analysis embeds, spec 7.2) makes the test
 analysis fail with that code, e.g. `kick_fail_unprocessable_audio.wav`.
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -35,7 +41,7 @@ from trackgrade.grading import build_analysis, check_mastering_status
 from trackgrade.grading.genre_model import default_model, typical_cues
 from trackgrade.keys import TONICS
 from trackgrade.keys import camelot as camelot_for
-from trackgrade.model import Analysis
+from trackgrade.model import Analysis, Diagnosis
 
 FAILURE_CODES = ("upload_incomplete", "file_rejected", "unprocessable_audio", "engine_error")
 FAILURE_MESSAGES = {
@@ -44,6 +50,9 @@ FAILURE_MESSAGES = {
     "unprocessable_audio": "Test mode: the audio could not be decoded (simulated by the file name).",
     "engine_error": "Test mode: the analysis engine failed (simulated by the file name).",
 }
+CANNED_NOTE = ("Canned test result (a test-mode key): made up from the file name alone; nothing "
+               "in the file was measured. Use a live key for a real analysis.")
+CANNED_BANNER = "TEST MODE: a canned test result, not an analysis of this file"
 _FAIL_RE = re.compile(r"_fail_([a-z_]+)$")
 CURVE_HOP_S = 0.1
 
@@ -224,5 +233,27 @@ def canned_analysis(file_name: str, mastering_status: str = "pre-master",
                     genre: str | None = None, codec_preview: bool = False) -> Analysis:
     """The deterministic test-mode Analysis (diagnosis "pending") for these arguments."""
     status = check_mastering_status(mastering_status)
-    return build_analysis(canned_features(file_name, status, codec_preview), file_name=file_name,
-                          mastering_status=status, genre=genre)
+    analysis = build_analysis(canned_features(file_name, status, codec_preview),
+                              file_name=file_name, mastering_status=status, genre=genre)
+    return analysis.with_diagnosis(_noted(analysis.diagnosis))
+
+
+def canned_diagnosis(analysis: Analysis) -> Diagnosis:
+    """The enhanced narrative of a canned analysis (status "ready"), still
+    opening with `CANNED_NOTE`."""
+    from trackgrade.grading.diagnosis import enhanced_diagnosis
+
+    return _noted(enhanced_diagnosis(analysis))
+
+
+def _noted(diagnosis: Diagnosis) -> Diagnosis:
+    return replace(diagnosis, summary=f"{CANNED_NOTE} {diagnosis.summary}")
+
+
+def is_canned(analysis: Analysis | dict) -> bool:
+    """True for a test-mode result (an Analysis or its document): its summary
+    opens with `CANNED_NOTE`, which no measured analysis ever does."""
+    diagnosis = analysis.get("diagnosis") if isinstance(analysis, dict) else analysis.diagnosis
+    summary = (diagnosis or {}).get("summary") if isinstance(diagnosis, dict) \
+        else getattr(diagnosis, "summary", None)
+    return isinstance(summary, str) and summary.startswith(CANNED_NOTE)

@@ -25,7 +25,8 @@ def test_compare_two_audio_files_as_json(runner, tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert list(doc) == ["a", "b", "bands_db", "matched_bands_db", "loudness_lufs_db",
-                         "true_peak_db", "lra_db", "width", "correlation", "pillars", "score"]
+                         "true_peak_db", "lra_db", "width", "correlation", "pillars", "score",
+                         "level_only", "verdict"]
     assert all(abs(doc["bands_db"][band] - 3.0) <= 0.1 for band in BAND_NAMES)
     assert doc["a"]["file"] == str(a) and doc["b"]["file"] == str(b)
 
@@ -80,3 +81,57 @@ def test_analyze_screen_shows_the_delivery_summary(runner, tmp_path):
     assert "Codecs" not in result.stdout
     verbose = runner.invoke(app, ["analyze", str(a), "-v"])
     assert "Streaming platforms" in verbose.stdout and "SoundCloud" in verbose.stdout
+
+
+def test_album_on_files_that_all_fail_exits_2_with_one_line_per_file(runner, tmp_path):
+    (tmp_path / "empty.wav").write_bytes(b"")
+    (tmp_path / "notes.wav").write_text("hello\n", encoding="utf-8")
+    for extra in ([], ["--json"]):
+        result = runner.invoke(app, ["album", str(tmp_path / "empty.wav"),
+                                     str(tmp_path / "notes.wav"), *extra])
+        assert result.exit_code == 2, result.output
+        assert "internal error" not in result.output and "Traceback" not in result.output
+        lines = result.stderr.splitlines()
+        assert any("'empty.wav' is empty" in line for line in lines), lines
+        assert any("'notes.wav' is not a recognised audio file" in line for line in lines)
+        assert "no file could be graded (2 failed)" in lines[-1]
+        assert result.stdout == ""
+
+
+def test_compare_names_a_level_only_change_and_leads_with_the_matched_bands(runner, tmp_path):
+    """The same pre-master 3 dB quieter: labelled as a level change, the
+    loudness-matched comparison first, the score change put down to level."""
+    base = club_loop(8.0)
+    a = write(tmp_path / "a.wav", base)
+    quieter = write(tmp_path / "quieter.wav", gained(base, -3.0))
+    doc = json.loads(runner.invoke(app, ["compare", str(a), str(quieter), "--json"]).stdout)
+    assert doc["level_only"] is True
+    assert doc["verdict"].startswith("Level only: B is A 3.0 dB quieter")
+    screen = runner.invoke(app, ["compare", str(a), str(quieter)], env={"COLUMNS": "200"})
+    assert screen.exit_code == 0, screen.output
+    lines = [line.strip() for line in screen.stdout.splitlines() if line.strip()]
+    assert lines[0].startswith("Level only: B is A 3.0 dB quieter")
+    assert lines[1].startswith("Bands (B - A), loudness-matched first")
+    assert lines[2].split() == ["band", "loudness-matched", "level"]
+    assert "B against A: a level change only" in screen.stdout
+    score = next(line for line in lines if line.startswith("score"))
+    assert score.endswith("(level)"), score
+    changed = write(tmp_path / "hp.wav", high_passed(base))
+    other = json.loads(runner.invoke(app, ["compare", str(a), str(changed), "--json"]).stdout)
+    assert other["level_only"] is False
+    assert other["verdict"].startswith("Loudness-matched, B differs from A in sub-bass")
+
+
+def test_report_compare_names_a_level_only_change_first(runner, tmp_path):
+    base = club_loop(8.0)
+    earlier = write(tmp_path / "v1.wav", base)
+    later = write(tmp_path / "v2.wav", gained(base, -3.0))
+    page = tmp_path / "v2.html"
+    result = runner.invoke(app, ["report", str(later), "--compare", str(earlier), "--out",
+                                 str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text(encoding="utf-8")
+    verdict = html.index('id="comparison-verdict"')
+    assert html.index('id="comparison"') < verdict < html.index('id="comparison-table"')
+    assert "Level only: B is A 3.0 dB quieter" in html[verdict:]
+    assert "a level change only</h2>" in html

@@ -39,3 +39,14 @@ def test_genres_table_lists_every_profile(runner):
         assert f"{entry['ideal_bands']['bass']:.1f}" in row
         if "family" in entry:
             assert entry["family"] in row.split()
+
+
+def test_an_unknown_genre_on_the_command_line_names_trackgrade_genres(runner, tmp_path):
+    track = tmp_path / "a.wav"
+    track.write_bytes(b"RIFF")
+    for command in (["analyze", str(track)], ["batch", str(track)], ["report", str(track)],
+                    ["compare", str(track), str(track)], ["album", str(track)]):
+        result = runner.invoke(app, [*command, "--genre", "polka"])
+        assert result.exit_code == 2, (command, result.output)
+        assert "'trackgrade genres'" in result.stderr and "'polka'" in result.stderr, command
+        assert "GET /genres" not in result.output, command

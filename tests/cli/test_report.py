@@ -256,7 +256,7 @@ def test_cli_report_with_a_reference_track(runner, tracks, tmp_path):
     assert f"Compared with {tracks[1].name}" in " ".join(" ".join(parse(html).text).split())
     assert html.count('class="band-ref"') == 7
     assert 'id="reference-timeline-1"' in html and html.count('class="wave-peak"') == 2
-    assert "your reference tracks" in html
+    assert f"against your reference ({tracks[1].name})" in html    # as the terminal says it
     missing = runner.invoke(app, ["report", str(tracks[0]), "--reference",
                                   str(tmp_path / "nope.wav")])
     assert missing.exit_code == 2 and "nope.wav" in missing.stderr

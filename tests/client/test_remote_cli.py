@@ -89,7 +89,13 @@ def test_remote_analysis_looks_exactly_like_a_local_one(served, tracks):
     local = run(served, "analyze", str(tracks[0]), key=None)
     assert remote.exit_code == 0 and local.exit_code == 0, remote.output + local.output
 
-    remote_lines = remote.stdout.split("Diagnosis")[0].splitlines()
+    head, screen = remote.stdout.split("\n", 1)      # first the id, for remote get and cancel
+    named = re.fullmatch(rf"submitted {tracks[0].name} as (\S+); waiting for it "
+                         rf"\(later: trackgrade remote get (\S+)\)", head)
+    assert named and named.group(1) == named.group(2), head
+    again = run(served, "remote", "get", named.group(1), "--json", key="live")
+    assert json.loads(again.stdout)["file_name"] == tracks[0].name
+    remote_lines = screen.split("Diagnosis")[0].splitlines()
     local_lines = local.stdout.split("Diagnosis")[0].splitlines()
     assert len(remote_lines) == len(local_lines) > 20
     assert any("Tonal balance vs" in line for line in remote_lines)
@@ -324,3 +330,91 @@ def test_remote_cancel_and_client_cancel(served):
     with pytest.raises(ConflictError) as caught:
         client.analyses.cancel(third["id"])
     assert caught.value.code == "analysis_not_cancelable" and caught.value.status == 409
+
+
+def test_a_failed_upload_is_canceled_and_frees_the_slot_and_the_credit(served, tmp_path, tracks):
+    """`remote analyze empty.wav --wait` fails at the upload step (400
+    upload_incomplete): the analysis it made is canceled at once and it says so,
+    so the key's only in-flight slot and the credit are free for the next file
+    (no 429 too_many_in_flight, no wait for the token to expire)."""
+    key, account_id = make_key(served.data, "live", credits=3, limits={"in_flight": 1})
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(b"")
+    failed = run(served, "remote", "analyze", str(empty), "--wait", key=None,
+                 env={"TRACKGRADE_API_KEY": key})
+    assert failed.exit_code == 2, failed.output
+    assert "code upload_incomplete" in failed.stderr
+    canceled = re.search(r"analysis (\S+) was canceled, so it holds no in-flight slot",
+                         failed.stderr)
+    assert canceled, failed.stderr
+    assert credits(served.data, account_id) == 3
+    gone = run(served, "remote", "get", canceled.group(1), "--json", key=None,
+               env={"TRACKGRADE_API_KEY": key})
+    assert json.loads(gone.stdout)["error"]["code"] == "analysis_canceled"
+    graded = run(served, "remote", "analyze", str(tracks[0]), "--wait", "--json",
+                 "--timeout", "60", key=None, env={"TRACKGRADE_API_KEY": key})
+    assert graded.exit_code == 0, graded.output
+    assert json.loads(graded.stdout)["status"] == "complete"
+    assert "too_many_in_flight" not in graded.stderr and "retrying" not in graded.stderr
+    assert credits(served.data, account_id) == 2
+
+
+def test_the_client_cancels_an_analysis_it_could_not_upload_to(served):
+    from trackgrade.client import Client
+    from trackgrade.client.errors import InvalidRequestError
+
+    key, account_id = make_key(served.data, "live", credits=2, limits={"in_flight": 1})
+    client = Client(key, served.url)
+    with pytest.raises(InvalidRequestError) as raised:
+        client.analyses.create(b"", file_name="empty.wav")
+    error = raised.value
+    assert error.code == "upload_incomplete" and error.canceled_analysis_id
+    assert "was canceled" in str(error)
+    assert client.analyses.get(error.canceled_analysis_id)["status"] == "failed"
+    assert client.account()["usage"]["in_flight"] == 0
+    assert credits(served.data, account_id) == 2
+    accepted = client.analyses.create(wav_bytes(2), file_name="ok.wav")   # the slot is free
+    assert client.analyses.wait(accepted["id"], timeout=60)["status"] == "complete"
+
+
+def test_a_replay_after_the_upload_is_the_original_body_byte_for_byte(served):
+    """Against `trackgrade serve`: the same POST /v1/analyses after its upload
+    (and after its analysis completed) answers the original body byte for byte,
+    upload.token included; that token opens nothing any more."""
+    from trackgrade.client import Client
+    from tests.server.server_harness import request, upload
+
+    key = served.keys["test"]
+    body = {"file_name": "replayed.wav"}
+    first = request(served.url, "POST", "/v1/analyses", key=key, idem="replay-me", body=body)
+    assert first.status == 202 and first.json["upload"]["token"]
+    assert upload(served.url, first.json, wav_bytes(2)).status == 200
+    Client(key, served.url).analyses.wait(first.json["id"], timeout=60)
+    again = request(served.url, "POST", "/v1/analyses", key=key, idem="replay-me", body=body)
+    assert again.status == 202 and again.header("Idempotent-Replayed") == "true"
+    assert again.body == first.body
+    assert upload(served.url, again.json, wav_bytes(2)).status == 401
+
+
+def test_a_test_keys_canned_result_says_so_first(served, tmp_path):
+    """A test key's result is canned: `remote analyze --wait` says so on its
+    first line and again before the drawn analysis; `remote get` starts with
+    it; the JSON document's summary opens with it (narrative stage included)."""
+    from trackgrade.testmode import CANNED_NOTE
+
+    track = tmp_path / "clip.wav"
+    track.write_bytes(wav_bytes(2))
+    shown = run(served, "remote", "analyze", str(track), "--wait")
+    assert shown.exit_code == 0, shown.output
+    first, second = shown.stdout.splitlines()[:2]
+    assert "test key: its result will be a canned test result" in first
+    assert second.startswith("TEST MODE: a canned test result, not an analysis of this file")
+    analysis_id = re.search(r"remote get (\S+)\)", first).group(1)
+    again = run(served, "remote", "get", analysis_id)
+    assert again.stdout.startswith("TEST MODE: a canned test result")
+    from trackgrade.client import Client
+    doc = Client(served.keys["test"], served.url).analyses.wait(analysis_id, until="ready",
+                                                               timeout=30)
+    assert doc["diagnosis_status"] == "ready" and doc["diagnosis"]["summary"].startswith(CANNED_NOTE)
+    live = run(served, "remote", "analyze", str(track), "--wait", key="live")
+    assert "TEST" not in live.stdout and "canned" not in live.stdout

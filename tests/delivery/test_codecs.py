@@ -1,13 +1,14 @@
 """delivery.codecs: MP3/AAC/Opus round trips in memory, on the loudest passages."""
 
 import os
+import time
 
 import numpy as np
 import pytest
 from scipy.signal import butter, sosfilt
 
 from tests.delivery.signals import RATE, club_loop, gained, wav_bytes
-from trackgrade.engine.codecs import CODECS, codec_peaks, passages
+from trackgrade.engine.codecs import CODECS, CodecPreview, codec_peaks, passages
 from trackgrade.engine.loudness import measure_loudness
 from trackgrade.pipeline import analyze
 
@@ -36,6 +37,25 @@ def test_the_passages_agree_with_a_whole_track_encode_within_half_a_db():
     for q, w in zip(quick, whole):
         assert abs(q.true_peak_dbtp - w.true_peak_dbtp) <= 0.5, (q, w)
     assert sum(e - s for s, e in passages(x, RATE, loudness)) < 0.75 * x.shape[0]
+
+
+def test_every_codec_is_measured_on_the_passages_on_threads_started_at_once():
+    """AAC too (its intensity stereo is off, see engine/codecs.py), and the
+    encodes begin when the preview is made, beside the rest of the analysis."""
+    x = limited_bright_master(30.0)
+    loudness = measure_loudness(x, RATE)
+    spans = passages(x, RATE, loudness)
+    assert len(spans) > 1
+    with CodecPreview(x, RATE, loudness, workers=2) as preview:
+        assert sorted(preview.tasks) == sorted((c[0], span) for c in CODECS for span in spans)
+        deadline = time.monotonic() + 60
+        while not any(f.running() or f.done() for f in preview._futures):
+            assert time.monotonic() < deadline, "no encode started before result()"
+            time.sleep(0.01)
+        seen = []
+        peaks = preview.result(lambda done, total: seen.append((done, total)))
+    assert seen == [(i + 1, len(preview.tasks)) for i in range(len(preview.tasks))]
+    assert [p.codec for p in peaks] == ["mp3", "aac", "opus"]
 
 
 def test_the_codec_preview_reports_and_warns_when_a_codec_clips():

@@ -60,3 +60,25 @@ def test_an_album_names_a_track_whose_low_end_is_missing():
     result = album([A, A, doc(high_passed(BASE), "hp.wav")], files=["1", "2", "hp"])
     hp = result["tracks"][2]
     assert hp["outlier"] and any("sub-bass" in r for r in hp["reasons"])
+
+
+def test_an_album_gain_that_would_push_the_true_peak_over_the_ceiling_says_so():
+    spiky = gained(BASE, -5.0)
+    spiky[len(spiky) // 2] = [0.98, 0.98]            # one click just under full scale
+    track = doc(spiky, "spiky.wav")
+    peak = track["mix"]["peak_dbfs"]
+    assert peak > -1.0
+    result = album([A, A, track, A], files=["1.wav", "2.wav", "spiky.wav", "4.wav"])
+    spiky_row = next(t for t in result["tracks"] if t["file"] == "spiky.wav")
+    gain = spiky_row["gain_to_match_db"]
+    assert gain >= 4.0
+    reached = round(peak + gain, 1)
+    assert f"{gain:+.1f} dB matches it, but its true peak would reach {reached:+.1f} dBTP" \
+        in spiky_row["reasons"][0], spiky_row["reasons"]
+    master = analyze(wav_bytes(BASE), file_name="m.wav", mastering_status="master",
+                     enhanced=False).to_dict()
+    quiet = analyze(wav_bytes(gained(BASE, -5.0)), file_name="q.wav", mastering_status="master",
+                    enhanced=False).to_dict()
+    assert master["mix"]["peak_dbfs"] < -1.0          # the master ceiling
+    row = album([master, master, quiet])["tracks"][2]
+    assert row["outlier"] and row["reasons"][0].endswith("dB matches it"), row["reasons"]

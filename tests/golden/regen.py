@@ -5,7 +5,7 @@
 For each (file_name, mastering_status) in CASES it writes
 `canned_<n>.json` = {"file_name", "mastering_status", "analysis": the pending
 document (`Analysis.to_dict()`), "extras": `Analysis.extras`, "enhanced": the
-`enhanced_diagnosis` fields}. tests/golden/test_golden.py compares fresh
+`canned_diagnosis` fields (the enhanced narrative, still saying it is canned)}. tests/golden/test_golden.py compares fresh
 canned analyses with these files (exact key sets, exact values). Regenerate
 only after an intended change to grading or test mode, and review the diff.
 """
@@ -28,13 +28,12 @@ CASES = (
 
 
 def golden_case(file_name: str, mastering_status: str) -> dict:
-    from trackgrade.grading.diagnosis import enhanced_diagnosis
-    from trackgrade.testmode import canned_analysis
+    from trackgrade.testmode import canned_analysis, canned_diagnosis
     a = canned_analysis(file_name, mastering_status)
     return json.loads(json.dumps({
         "file_name": file_name, "mastering_status": mastering_status,
         "analysis": a.to_dict(), "extras": a.extras.to_dict(),
-        "enhanced": asdict(enhanced_diagnosis(a)),
+        "enhanced": asdict(canned_diagnosis(a)),
     }))
 
 

@@ -86,3 +86,41 @@ def test_every_warning_and_tip_names_a_number():
             for item in canned_analysis(f"n{i}.wav", status).feedback:
                 if item.type != "pass":
                     assert any(ch.isdigit() for ch in item.text), item
+
+
+def test_a_canned_result_says_so_first_in_both_stages_and_stays_pure():
+    from trackgrade.testmode import CANNED_NOTE, canned_diagnosis, is_canned
+
+    a = canned_analysis("my track.wav", "master")
+    assert a.diagnosis.summary.startswith(CANNED_NOTE)
+    assert canned_diagnosis(a).summary.startswith(CANNED_NOTE)
+    assert canned_diagnosis(a).status == "ready"
+    assert is_canned(a) and is_canned(a.to_dict())
+    assert canned_analysis("my track.wav", "master").to_dict() == a.to_dict()   # pure
+
+
+def test_a_measured_analysis_is_never_marked_canned():
+    from tests.delivery.signals import club_loop, wav_bytes
+    from trackgrade.pipeline import analyze
+    from trackgrade.testmode import is_canned
+
+    assert not is_canned(analyze(wav_bytes(club_loop(4.0)), file_name="loop.wav"))
+
+
+def test_the_report_and_the_screen_of_a_canned_result_say_test_first():
+    import io
+
+    from rich.console import Console
+
+    from trackgrade.cli.render import render_analysis
+    from trackgrade.model import analysis_from_dict
+    from trackgrade.report import render_report
+
+    a = analysis_from_dict(canned_analysis("my track.wav", "master").to_dict())   # as served
+    html = render_report(a)
+    assert html.index('id="test-mode"') < html.index("<header")
+    assert "<title>TEST · " in html
+    out = io.StringIO()
+    Console(file=out, width=100, color_system=None).print(render_analysis(a))
+    assert out.getvalue().startswith("TEST MODE: a canned test result, not an analysis of this "
+                                     "file")

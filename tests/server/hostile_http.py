@@ -13,12 +13,15 @@ from urllib.parse import urlsplit
 MiB = 1024 * 1024
 
 
-def read_answer(sock: socket.socket) -> tuple[int, dict, dict]:
-    """(status, headers, envelope error) of the next answer on `sock`."""
+def read_message(sock: socket.socket) -> tuple[list[str], dict, bytes]:
+    """(start line split on spaces, lower-cased headers, body by its
+    Content-Length) of the next HTTP message on `sock`; OSError when it
+    closes before a whole head."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = sock.recv(65536)
-        assert chunk, f"connection closed without an answer: {data!r}"
+        if not chunk:
+            raise OSError(f"connection closed before a whole head: {data!r}")
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
@@ -29,8 +32,17 @@ def read_answer(sock: socket.socket) -> tuple[int, dict, dict]:
         if not chunk:
             break
         body += chunk
+    return lines[0].split(), headers, body
+
+
+def read_answer(sock: socket.socket) -> tuple[int, dict, dict]:
+    """(status, headers, envelope error) of the next answer on `sock`."""
+    try:
+        start, headers, body = read_message(sock)
+    except OSError as exc:
+        raise AssertionError(f"connection closed without an answer: {exc}") from None
     assert headers.get("x-request-id", "").startswith("req_")
-    return int(lines[0].split()[1]), headers, json.loads(body)["error"]
+    return int(start[1]), headers, json.loads(body)["error"]
 
 
 def send_body(url: str, head: bytes, size: int, answers: list) -> None:

@@ -22,8 +22,6 @@ from trackgrade.server.serve import start_in_thread
 from trackgrade.server.store import MemoryStore
 from trackgrade.server.worker import Job, ThreadExecutor
 
-DOCS = "https://docs.example.test/errors"
-
 
 @dataclass
 class Reply:
@@ -114,7 +112,7 @@ class Server:
 
 def start(*, store=None, executor=None, clock=None, start_ctx=True, sender=None,
           **overrides) -> Server:
-    settings = load_settings({}, **{"docs_url": DOCS, "threads": 8, **overrides})
+    settings = load_settings({}, **{"threads": 8, **overrides})
     clock = clock or FixedClock(1_800_000_000.0)
     test_executor = ThreadExecutor(2, queue_size=32)
     owned = (test_executor,) if executor else (test_executor, ThreadExecutor(2, queue_size=8))

@@ -65,11 +65,12 @@ def largest_gap(intervals, low: float, high: float) -> float:
     return max(gap, high - edge)
 
 
-@pytest.fixture(scope="module")
-def badge_url():
+@pytest.fixture(scope="module", params=["live", "test"])
+def badge_url(request):
+    """A live analysis's badge, and a test key's (canned: marked TEST, no grade)."""
     server = start(test_in_flight=50)
     try:
-        key, _ = server.key("test")
+        key, _ = server.key(request.param)
         accepted = server.submit(key, "club_banger.wav").json
         server.upload(accepted, wav_bytes(2))
         doc = server.wait(accepted["id"], key, until=lambda d: d["diagnosis_status"] == "ready")
@@ -99,8 +100,15 @@ def test_badge_in_chromium(browser, badge_url, theme, size):
             assert (round(b["right"] - b["left"]), round(b["bottom"] - b["top"])) == (width, height)
             parts = m["parts"]
             assert parts[".n"]["text"] == str(doc["score"]) and parts[".of"]["text"] == "/100"
-            assert parts[".grade"]["text"] == doc["grade"]["letter"]
-            assert parts[".label"]["text"] == doc["grade"]["label"]
+            if doc["livemode"]:
+                assert parts[".grade"]["text"] == doc["grade"]["letter"]
+                assert parts[".label"]["text"] == doc["grade"]["label"]
+                assert parts[".cap"]["text"] == "hit potential"
+            else:       # a canned test result never passes for a real grade
+                assert parts[".grade"]["text"] == "TEST"
+                assert parts[".label"]["text"] == "Canned test result"
+                assert parts[".cap"]["text"] == "test mode"
+                assert page.evaluate("document.title").startswith("TEST: Canned test result")
             assert parts[".genre"]["text"] == doc["genre"]["name"]
             for name, part in parts.items():
                 box = part["box"]
@@ -170,6 +178,12 @@ def test_every_grade_label_and_genre_name_fits(browser):
     names = sorted({p["name"] for p in GENRES.values()}, key=len, reverse=True)
     cases = [(letter, label, names[i % len(names)]) for i, (letter, label) in enumerate(labels)]
     cases += [("A+", "Exceptional", name) for name in names[:4]]
+    # music that is not electronic: genre.name as the contract words it, every family
+    families = sorted({p["name"] for p in GENRES.values() if "family" not in p}, key=len,
+                      reverse=True)
+    cases += [(letter, label, f"Not electronic (nearest: {family})")
+              for (letter, label), family in zip(sorted(labels, key=lambda x: -len(x[1])),
+                                                 families * 2)]
     page = browser.open("about:blank", width=480, height=200)
     try:
         for size in SIZES:
@@ -177,8 +191,13 @@ def test_every_grade_label_and_genre_name_fits(browser):
                 html = badge_html(score=100, letter=letter, label=label, genre=genre,
                                   theme="light", size=size)
                 page.navigate("data:text/html;base64," + base64.b64encode(html.encode()).decode())
-                parts = page.evaluate(MEASURE_JS)["parts"]
+                measured = page.evaluate(MEASURE_JS)
+                parts, b = measured["parts"], measured["badge"]
                 cut = [name for name, part in parts.items() if part["cut"]]
                 assert cut == [], (size, letter, label, genre, cut)
+                outside = [name for name, part in parts.items()
+                           if part["box"]["top"] < b["top"] or part["box"]["bottom"] > b["bottom"]
+                           or part["box"]["left"] < b["left"] or part["box"]["right"] > b["right"]]
+                assert outside == [], (size, letter, label, genre, outside)
     finally:
         page.close()

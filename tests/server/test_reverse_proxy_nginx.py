@@ -4,7 +4,8 @@ an upload through it completes and is analysed, the upload URL comes from
 `public_base_url`, and a body the server refuses from its head is refused
 through the proxy too, at once. nginx runs as a throwaway (its own prefix,
 configuration and temp directories under tmp_path, on free loopback ports);
-the test fails loudly when nginx is not installed (.ci/run installs it)."""
+without nginx (or openssl) the tests are skipped naming the package
+(tests/system.py; .ci/run installs both, and a skip fails the run there)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import http.client
 import json
 import os
 import re
-import shutil
 import socket
 import ssl
 import subprocess
@@ -24,17 +24,9 @@ import pytest
 
 from tests.server.server_harness import multipart, wav_bytes
 from tests.server.serve_process import ServeProcess, free_port, make_key
+from tests.system import need_tool
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def nginx_binary() -> str:
-    found = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx")
-                                      else None)
-    if found is None:
-        pytest.fail("nginx is not installed: this test runs the README's reverse-proxy "
-                    "configuration through Debian's nginx (apt-get install nginx)")
-    return found
 
 
 def readme_server_block() -> str:
@@ -69,9 +61,10 @@ http {{
 
 @pytest.fixture
 def proxied(tmp_path):
-    nginx = nginx_binary()
+    nginx = need_tool("nginx")
+    openssl = need_tool("openssl")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
                    timeout=60)
@@ -164,3 +157,57 @@ def test_a_body_refused_from_its_head_is_refused_through_the_proxy_at_once(proxi
         sock.close()
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     assert time.monotonic() - started < 5
+
+
+def fetch(proxied, method, path, *, headers=None, body=None):
+    """(status, headers, body bytes) of one request through the proxy."""
+    conn = http.client.HTTPSConnection("localhost", proxied["port"], timeout=30,
+                                       context=proxied["context"])
+    try:
+        conn.request(method, path, body=body, headers=dict(headers or {}))
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def test_the_console_through_the_readme_nginx_configuration(proxied):
+    """Sign-in link, Secure session cookie, a page and a form with its CSRF token,
+    all through TLS at the proxy; links point at the public https address."""
+    from urllib.parse import urlencode, urlsplit
+
+    import sys
+
+    _, account = make_key("test", data_dir=str(proxied["data"]))
+    # the operator's shell has the server's environment: public_base_url makes the link
+    made = subprocess.run([sys.executable, "-m", "trackgrade", "admin", "console-link",
+                           "--account", account, "--data", str(proxied["data"]), "--json"],
+                          env={**os.environ, "TRACKGRADE_PUBLIC_BASE_URL": proxied["public"]},
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    link = json.loads(made.stdout)["url"]
+    assert link.startswith(proxied["public"] + "/console/login?token=")   # public_base_url
+    target = urlsplit(link)
+    status, headers, _ = fetch(proxied, "GET", f"{target.path}?{target.query}")
+    assert status == 303 and headers["location"] == "/console"
+    cookie = headers["set-cookie"]
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    session = cookie.split(";")[0]
+    status, headers, page = fetch(proxied, "GET", "/console/keys", headers={"Cookie": session})
+    assert status == 200 and headers["x-frame-options"] == "DENY"
+    assert "script-src 'self'" in headers["content-security-policy"]
+    csrf = re.search(rb'name="csrf" value="([^"]+)"', page).group(1).decode()
+    form = {"Cookie": session, "Content-Type": "application/x-www-form-urlencoded"}
+    status, _, page = fetch(proxied, "POST", "/console/keys", headers=form,
+                            body=urlencode({"csrf": csrf, "mode": "test"}).encode())
+    assert status == 200 and b'value="svc_test_' in page
+    secret = re.search(rb'value="(svc_test_[^"]+)"', page).group(1).decode()
+    status, _, _ = fetch(proxied, "POST", "/console/keys", headers=form,
+                         body=urlencode({"mode": "test"}).encode())
+    assert status == 403
+    # the link is spent
+    assert fetch(proxied, "GET", f"{target.path}?{target.query}")[0] == 403
+    # no secret in the server's log: not the key, the link's token or the session's
+    logged = proxied["serve"].output
+    for value in (secret, target.query.split("=", 1)[1], session.split("=", 1)[1]):
+        assert value not in logged

@@ -60,3 +60,21 @@ def test_flags_still_win_over_the_environment(tmp_path):
         assert served.url and served.url.startswith("http://127.0.0.1:"), served.output
     finally:
         served.stop()
+
+
+def test_a_stopping_server_ends_even_when_a_thread_will_not():
+    """`serve`'s last resort: once it is stopping, the process ends within
+    the grace even if a (non-daemon) thread never returns, so neither the
+    process nor its server.lock outlives the SIGTERM."""
+    import sys
+    import time
+
+    code = ("import threading\n"
+            "from trackgrade.server.serve import _end_within\n"
+            "threading.Thread(target=threading.Event().wait).start()   # never ends\n"
+            "_end_within(1.0)\n")
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=30)
+    assert run.returncode == 1 and time.monotonic() - started < 10, run.stderr
+    assert "did not stop within 1 s" in run.stderr

@@ -10,7 +10,7 @@ import pytest
 
 from trackgrade.errors import ERROR_CODES
 
-from tests.server.server_harness import DOCS, start
+from tests.server.server_harness import start
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,8 @@ def check_envelope(reply, code: str, status: int | None = None, param=None) -> d
     assert set(error) == {"type", "code", "message", "param", "doc_url", "request_id"}
     assert error["code"] == code
     assert error["type"] == ERROR_CODES[code][1]
-    assert error["doc_url"] == f"{DOCS}#{code}"
+    doc = urlsplit(error["doc_url"])          # the instance's own reference, absolute
+    assert doc.scheme == "http" and doc.netloc and doc.path == f"/v1/errors/{code}"
     assert error["request_id"] == reply.header("X-Request-Id")
     assert error["message"]
     if param is not None:
@@ -134,6 +135,6 @@ def test_doc_url_follows_the_configured_docs_url():
     s = start(docs_url="https://elsewhere.example/ref")
     try:
         reply = s.request("GET", "/v1/missing")
-        assert reply.error["doc_url"] == "https://elsewhere.example/ref#route_not_found"
+        assert reply.error["doc_url"] == "https://elsewhere.example/ref/route_not_found"
     finally:
         s.stop()

@@ -114,3 +114,30 @@ def test_markers_an_older_release_kept_in_settings_are_adopted_and_honoured(worl
     assert life.sweep() == [waiting]
     assert store.get("analyses", waiting)["error"]["code"] == "upload_incomplete"
     store.close()
+
+
+def test_the_awaiting_uploads_follow_creation_and_every_end_of_the_upload_phase(world):
+    """What the connection layer reads on the event loop instead of the store:
+    an analysis is known once created; accepted, failed and canceled ones are
+    forgotten; another node (a second Lifecycle on the same store) learns of
+    them at its next sweep and forgets them when they end elsewhere."""
+    _, store, clock, caller = world
+    here, there = lifecycle(store, clock), lifecycle(store, clock)
+    first, token = submit(here, caller, 1)
+    second, _ = submit(here, caller, 2)
+    entry = here.awaiting.get(first)
+    assert (entry.account_id, entry.key_id, entry.file_name) == \
+        (caller.account_id, caller.key_id, "t1.wav")
+    assert entry.expires_at == clock.time() + 900
+    assert first not in there.awaiting
+    there.sweep()
+    assert first in there.awaiting and second in there.awaiting
+    here.accept_upload(first, token, 10)
+    here.cancel(second)
+    assert first not in here.awaiting and second not in here.awaiting
+    there.sweep()
+    assert len(there.awaiting) == 0
+    third, _ = submit(here, caller, 3)
+    clock.advance(901)
+    here.sweep()                                   # expired: failed, forgotten
+    assert third not in here.awaiting

@@ -18,21 +18,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.server.backends import BACKENDS  # a backend joins there
 from tests.server.server_harness import start, wav_bytes
 
-from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
-
-
-def _tinydb(request, tmp_path):
-    return lambda: open_store(tmp_path / "data")
-
-
-def _postgres(request, tmp_path):
-    url = request.getfixturevalue("postgres_url")
-    return lambda: open_store(database=url, pool_size=4)
-
-
-BACKENDS = {"tinydb": _tinydb, "postgres": _postgres}
+from trackgrade.server.store import COLLECTIONS  # noqa: E402
 
 
 @pytest.fixture(params=sorted(BACKENDS))
@@ -74,8 +63,27 @@ def test_a_replay_is_the_original_body_byte_for_byte_even_after_a_restart(served
     assert server.upload(again.json, wav_bytes(2)).status == 200
     assert server.upload(first.json, wav_bytes(2)).status == 401          # single use
     late = server.request("POST", "/v1/analyses", key=key, idem="same", body=body)
-    assert late.json["upload"]["token"] == ""                            # nothing to upload
+    assert late.body == first.body                    # the original, whatever happened since
+    assert server.upload(late.json, wav_bytes(2)).status == 401          # opens nothing now
     assert server.credits(account) == 4
+
+
+def test_a_replay_after_a_cancel_or_an_expiry_is_the_original_and_opens_nothing(served):
+    server, _ = served
+    key, account = server.key("live", credits=5)
+    canceled = {"file_name": "c.wav"}
+    first = server.request("POST", "/v1/analyses", key=key, idem="cancel", body=canceled)
+    assert server.request("DELETE", f"/v1/analyses/{first.json['id']}", key=key).status == 200
+    again = server.request("POST", "/v1/analyses", key=key, idem="cancel", body=canceled)
+    assert again.status == 202 and again.body == first.body
+    assert server.upload(again.json, wav_bytes(2)).status == 401
+    assert server.credits(account) == 5                       # the cancel gave it back
+    expiring = {"file_name": "e.wav"}
+    first = server.request("POST", "/v1/analyses", key=key, idem="expire", body=expiring)
+    server.clock.advance(first.json["upload"]["expires_in"] + 1)
+    again = server.request("POST", "/v1/analyses", key=key, idem="expire", body=expiring)
+    assert again.status == 202 and again.body == first.body
+    assert server.upload(again.json, wav_bytes(2)).status == 401
 
 
 def test_cancel_while_awaiting_the_bytes_then_409(served):

@@ -25,6 +25,7 @@ from tests.server.serve_process import CLI, ServeProcess
 from tests.server.server_harness import start, wav_bytes
 
 from trackgrade.server import admin  # noqa: E402
+from trackgrade.server.console import signin  # noqa: E402
 from trackgrade.server.store import COLLECTIONS, open_store  # noqa: E402
 from trackgrade.server.store.base import StoreDamage, StoreError  # noqa: E402
 from trackgrade.server.store.check import check_data_dir  # noqa: E402
@@ -54,6 +55,8 @@ def build_store(root: Path) -> None:
         server.ctx.lifecycle.sweep()
         admin.set_maintenance(store, True)
         admin.set_maintenance(store, False)
+        link = admin.console_link(store, account, server.url, clock=server.clock)  # a session
+        signin.sign_in(store, link["url"].split("token=", 1)[1], clock=server.clock)
         with store.transaction() as txn:           # a counter (shared stores keep rate windows)
             txn.put("counters", {"id": "rate:x", "window": 1, "count": 1})
         with store.transaction() as txn:
@@ -260,3 +263,33 @@ def test_a_checksum_damaged_into_another_spelling_of_its_value_is_still_damage(t
             list(read_transactions(fd, 0, path=path))
     finally:
         os.close(fd)
+
+
+def test_a_journal_cut_inside_its_last_acknowledged_record_is_damage(tmp_path):
+    """Three acknowledged transactions, then the file cut 10 bytes into its
+    last record: it looks like a torn write, but the acknowledged mark says
+    those bytes were acknowledged. `admin store check` exits 1 naming the
+    offset (it said "Intact"); a torn write after the mark is still not damage."""
+    with open_store(tmp_path) as store:
+        for n in range(3):
+            with store.transaction() as txn:
+                txn.put("accounts", {"id": f"a{n}", "credits": n})
+    path = journal_of(tmp_path)
+    whole = path.read_bytes()
+    last = whole.rstrip(b"\n").rfind(b"\n") + 1
+    with open(path, "ab") as journal:
+        journal.write(b"0badc0de {\"ops\":[[\"p\"")       # a crashed writer's half line
+    torn = subprocess.run(CLI + ["admin", "store", "check", "--data", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert torn.returncode == 0 and "Intact" in torn.stdout, torn.stdout
+    path.write_bytes(whole[:last + 10])                   # cut inside the last acknowledged one
+    cut = subprocess.run(CLI + ["admin", "store", "check", "--data", str(tmp_path), "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert cut.returncode == 1, cut.stdout + cut.stderr
+    [journal] = [f for f in json.loads(cut.stdout)["files"] if f["kind"] == "journal"]
+    assert journal["records"] == 2 and journal["damage"][0]["offset"] == last
+    assert "cut inside acknowledged records" in journal["damage"][0]["reason"]
+    human = subprocess.run(CLI + ["admin", "store", "check", "--data", str(tmp_path)],
+                           capture_output=True, text=True, timeout=60)
+    assert human.returncode == 1 and "Intact" not in human.stdout
+    assert f"DAMAGED at offset {last}" in human.stdout

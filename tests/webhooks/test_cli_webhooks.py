@@ -263,3 +263,37 @@ def test_admin_webhooks_add_refuses_bad_urls_in_one_line(tmp_path, url):
     result = invoke("admin", "webhooks", "add", url, "--account", account["id"], "--data", data)
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "webhook URL" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "NaN", "Infinity"])
+def test_a_tolerance_that_is_not_finite_is_a_usage_error(value):
+    """NaN makes every comparison false (a 3-year-old signature would pass),
+    infinity turns the window off: both refused, exit 2, one line."""
+    old = signing.sign(SECRET, BODY, int(time.time()) - 3 * 365 * 86400)
+    result = invoke("verify-webhook", "--secret", SECRET, "--header", old,
+                    "--tolerance", value, stdin=BODY)
+    assert result.exit_code == 2 and "finite" in result.stderr, result.output
+    assert "analysis.completed" not in result.stdout
+    result = invoke("listen", "--secret", SECRET, "--port", "0", "--tolerance", value)
+    assert result.exit_code == 2 and "finite" in result.stderr, result.output
+
+
+def test_listen_prints_event_text_escaped():
+    """A validly signed delivery whose external_id (and type) carry an escape
+    sequence and a right-to-left override: the printed line shows them
+    escaped, never raw."""
+    secret = signing.new_secret()
+    body = json.dumps({"id": "evt_1", "type": "analysis.completed\x1b[2J", "livemode": False,
+                       "data": {"id": "an_1", "external_id": "ref\x1b[31m\u202e9-fer\x9b1m"}}
+                      ).encode()
+    listening = Listening("--secret", secret)
+    try:
+        reply = request(listening.url, "POST", "/", raw=body, headers={
+            "Service-Signature": signing.sign(secret, body, int(time.time()))})
+        assert reply.status == 200
+        (line,) = listening.lines(1)
+    finally:
+        listening.stop()
+    assert "external_id ref\\x1b[31m\\u202e9-fer\\x9b1m" in line, line
+    assert "analysis.completed\\x1b[2J" in line
+    assert not any(ch in line for ch in "\x1b\u202e\x9b")

@@ -377,7 +377,41 @@ def test_several_hanging_endpoints_do_not_take_every_thread(world):
         # a fair share each (8 threads, 4 endpoints with work): 2, not 4
         assert all(len(rcv.deliveries) <= 2 for rcv in hanging)
         time.sleep(1.5)                     # the first attempts time out: 1 at a time now
-        assert all(dispatcher._busy.get(i, 0) <= 1 for i in ids), dispatcher._busy
+        assert all(dispatcher.slots.busy.get(i, 0) <= 1 for i in ids), dispatcher.slots.busy
         assert all(len(rcv.deliveries) >= 3 for rcv in hanging)  # their other events still go
+    finally:
+        dispatcher.stop()
+
+
+def test_one_accounts_hanging_endpoints_leave_room_for_another_account(world):
+    """Eight hanging endpoints of one account, with a backlog, never take the
+    whole pool (nor the whole claim): another account's deliveries start at
+    once instead of after an attempt's deadline."""
+    from trackgrade.server.webhooks.slots import ACCOUNT_SHARE
+
+    hanging = [world.receiver(lambda d, n: "hang") for _ in range(8)]
+    for rcv in hanging:
+        world.endpoint(rcv)
+    for _ in range(6):
+        world.emit()
+    other = accounts.create_account(world.store, credits=1, clock=world.clock)
+    fast = world.receiver()
+    endpoints.add_endpoint(world.store, fast.url, other["id"], clock=world.clock)
+    dispatcher = world.dispatcher(concurrency=8, per_endpoint=4, timeout=3.0, poll=0.02)
+    dispatcher.start()
+    try:
+        deadline = time.monotonic() + 5
+        while sum(len(r.deliveries) for r in hanging) < int(8 * ACCOUNT_SHARE) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sum(dispatcher.slots.busy.values()) == int(8 * ACCOUNT_SHARE)  # 6 of 8
+        event = new_event("analysis.completed", {"id": "an_2"}, account_id=other["id"],
+                          livemode=True, created=world.clock.time())
+        with world.store.transaction() as txn:
+            txn.put("events", event)
+        sent = time.monotonic()
+        dispatcher.kick()
+        (got,) = fast.wait_for(1, timeout=5)
+        assert got.at - sent < 1.0, got.at - sent          # not behind a 3 s attempt
     finally:
         dispatcher.stop()

@@ -4,12 +4,15 @@ becomes, and that the sender never raises nor outlives its timeout."""
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 
 import pytest
 
 from trackgrade.server.webhooks import HttpSender, SendResult, WebhookSender
 
+from tests.system import need_tool
 from tests.webhooks.receiver import Receiver, answer
 
 BODY = b'{"id":"evt_1","type":"analysis.completed"}'
@@ -72,8 +75,9 @@ def test_https_is_verified(tmp_path, receiver):
     import ssl
     import subprocess
 
+    openssl = need_tool("openssl")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
                    timeout=60)
@@ -87,3 +91,36 @@ def test_https_is_verified(tmp_path, receiver):
     refused = HttpSender().send(url, BODY, {}, allow_private=True)
     assert refused.status is None and "CERTIFICATE_VERIFY_FAILED" in refused.error
     assert len(rcv.deliveries) == 1
+
+
+def test_a_receiver_trickling_its_head_is_cut_off_at_the_total_deadline():
+    """A status line, then a header byte every 0.3 s: each read is quick, so
+    only a total deadline ends the attempt (issue 29, item 2)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            try:
+                for _ in range(20):             # then give up: 6 s, not for ever
+                    if stop.wait(0.3):
+                        break
+                    conn.sendall(b"a")
+            except OSError:
+                pass
+
+    threading.Thread(target=trickle, daemon=True).start()
+    try:
+        started = time.monotonic()
+        result = HttpSender().send(f"http://127.0.0.1:{server.getsockname()[1]}/hook", b"{}", {},
+                                   timeout=1.0)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        server.close()
+    assert result.status is None and not result.acknowledged
+    assert result.error == "timed out after 1 s"
+    assert took < 1.5, took

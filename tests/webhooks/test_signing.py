@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -153,3 +154,16 @@ def test_standard_webhooks_skew_and_rotation():
         with pytest.raises(SignatureError) as err:
             signing.verify_standard(new, headers, VECTOR_BODY, now=VECTOR_T + skew)
         assert err.value.reason == reason
+
+
+@pytest.mark.parametrize("tolerance", [float("nan"), float("inf"), -float("inf"), -1, "soon"])
+def test_a_tolerance_that_is_not_a_finite_number_of_seconds_is_refused(tolerance):
+    """verify(tolerance=nan) used to accept a 3-year-old signature."""
+    secret = signing.new_secret()
+    body = b'{"id":"evt_1"}'
+    t = int(time.time()) - 3 * 365 * 86400
+    with pytest.raises(ValueError, match="tolerance"):
+        signing.verify(secret, signing.sign(secret, body, t), body, tolerance=tolerance)
+    with pytest.raises(ValueError, match="tolerance"):
+        signing.verify_standard(secret, signing.standard_headers(secret, "evt_1", t, body), body,
+                                tolerance=tolerance)

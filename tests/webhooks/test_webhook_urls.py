@@ -151,3 +151,23 @@ def test_a_delivery_url_with_credentials_is_never_sent():
         assert rcv.deliveries == []
     finally:
         rcv.close()
+
+
+def test_a_urls_query_string_is_never_shown(data):
+    """`?token=` is how many receivers authenticate: add, list (both forms),
+    rotate and remove show the URL with every query value as ***."""
+    directory, account = data
+    url = "https://93.184.216.34/h?token=tok-s3cr3t&region=eu-west"
+    added = invoke("admin", "webhooks", "add", url, "--account", account, "--data", directory,
+                   "--allow-private", "--json")
+    assert added.exit_code == 0, added.stderr
+    webhook_id = json.loads(added.stdout)["id"]
+    shown = [added.stdout,
+             invoke("admin", "webhooks", "list", "--data", directory, "--json").stdout,
+             invoke("admin", "webhooks", "list", "--data", directory).stdout,
+             invoke("admin", "webhooks", "rotate", webhook_id, "--data", directory).stdout,
+             invoke("admin", "webhooks", "remove", webhook_id, "--data", directory).stdout]
+    for text in shown:
+        assert "tok-s3cr3t" not in text and "eu-west" not in text, text
+    listed = json.loads(shown[1])[0]["url"]
+    assert listed == "https://93.184.216.34/h?token=***&region=***"

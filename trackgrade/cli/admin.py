@@ -362,6 +362,28 @@ def embed(
     typer.echo(f"Embedding {switch.value} for analysis {row['id']}.")
 
 
+@app.command("console-link")
+def console_link(
+    account: Annotated[str, typer.Option(help="The account (acct_…) the link signs in to.")],
+    base_url: Annotated[Optional[str], typer.Option(
+        "--base-url", help="The server's address as the developer's browser reaches it "
+        "(default: TRACKGRADE_PUBLIC_BASE_URL, else http://TRACKGRADE_HOST:TRACKGRADE_PORT).",
+        show_default=False)] = None,
+    data: DataOption = None,
+    database: DatabaseOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a one-time sign-in URL for the developer console (valid 10 minutes, single
+    use); hand it to the account's developer."""
+    with _opened(data, database) as store:
+        link = admin.console_link(store, account, admin.console_base_url(base_url))
+    if as_json:
+        _emit(link)
+        return
+    typer.echo(link["url"])
+    typer.echo(f"Valid until {link['expires_at']}, for one sign-in to account {account}.")
+
+
 @app.command("maintenance")
 def maintenance(
     switch: Annotated[Switch, typer.Argument(help="on or off.")],

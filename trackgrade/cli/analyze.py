@@ -72,7 +72,8 @@ def load_references(paths: list[Path] | None) -> tuple[Reference, ...]:
 
 
 def checked_genre(genre: str | None) -> str | None:
-    return None if genre is None else check_genre(genre)
+    return None if genre is None else check_genre(genre, listed_by="one that 'trackgrade genres' "
+                                                                   "lists")
 
 
 def stdout_console() -> Console:
@@ -100,8 +101,10 @@ def check_readable(paths: Path | list[Path]) -> None:
 
 
 def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
-                 references: tuple[Reference, ...] = (), codec_preview: bool = False) -> Analysis:
-    """Read one file into memory and analyze it; errors name the file."""
+                 references: tuple[Reference, ...] = (), codec_preview: bool = False,
+                 status=None) -> Analysis:
+    """Read one file into memory and analyze it; errors name the file. A Rich
+    `status` (a terminal's spinner) follows the codec preview's passages."""
     from trackgrade.engine.memory import reuse_freed_memory
     from trackgrade.pipeline import analyze as run_pipeline  # the engine loads on use
 
@@ -111,10 +114,23 @@ def analyze_path(path: Path, mastering_status: str, *, genre: str | None = None,
     data = read_input_file(path)
     try:
         return run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
-                            genre=genre, references=references, codec_preview=codec_preview)
+                            genre=genre, references=references, codec_preview=codec_preview,
+                            codec_progress=codec_status(status, path.name))
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
                               param=exc.param) from None
+
+
+def codec_status(status, name: str):
+    """A codec_progress callback that says how far the codec preview is on a
+    terminal's status line (None without one: nothing to draw)."""
+    if status is None:
+        return None
+
+    def show(done: int, total: int) -> None:
+        status.update(f"Analyzing {name}… codec preview (MP3, AAC, Opus): "
+                      f"{done}/{total} passages")
+    return show
 
 
 def failed_entry(path: Path, error: TrackgradeError) -> dict:
@@ -156,11 +172,11 @@ def analyze(
     exit_code = EXIT_OK
     for path in files:
         status = (err.status(f"Analyzing {path.name}…", spinner="dots")
-                  if err is not None and err.is_terminal else nullcontext())
+                  if err is not None and err.is_terminal else None)
         try:
-            with status:
+            with status or nullcontext():
                 analysis = analyze_path(path, mastering.value, genre=genre, references=references,
-                                        codec_preview=codec_preview)
+                                        codec_preview=codec_preview, status=status)
         except TrackgradeError as exc:
             if len(files) == 1:
                 raise

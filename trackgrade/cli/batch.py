@@ -195,7 +195,8 @@ def run_in_pool(files: list[str], mastering_status: str, jobs: int,
 
 # ---------------------------------------------------------------- output
 
-def _progress(console, total: int):
+def grading_progress(console, total: int):
+    """The progress bar of `batch` and `album` (drawn on a terminal only)."""
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 
@@ -276,7 +277,7 @@ def batch(
     rows: list[dict] = []
     start = time.perf_counter()
     try:
-        with _progress(err, len(files)) as progress:
+        with grading_progress(err, len(files)) as progress:
             task = progress.add_task("grade", total=len(files), failed=0)
 
             def on_result(row: dict, document: dict | None) -> None:

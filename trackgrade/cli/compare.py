@@ -17,8 +17,8 @@ import typer
 
 from trackgrade.cli.analyze import (GenreOption, JsonOption, Mastering, MasteringOption,
                                     analyze_path, check_readable, checked_genre, dump_json,
-                                    stdout_console)
-from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, read_input_file
+                                    stderr_console, stdout_console)
+from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, EXIT_USAGE, read_input_file
 from trackgrade.errors import TrackgradeError
 
 DOCUMENT_FIELDS = ("score", "scores", "frequency", "mix", "tempo")
@@ -90,9 +90,10 @@ def album(
     matched) with their reasons.
 
     Files are graded as 'batch' grades them (in parallel). Exit code 0 when every file was
-    graded, 1 when some failed (named on stderr), 2 when none were found.
+    graded, 1 when some failed (each named on stderr), 2 when none were found or none could
+    be graded.
     """
-    from trackgrade.cli.batch import collect_files, run_in_pool
+    from trackgrade.cli.batch import collect_files, grading_progress, run_in_pool
     from trackgrade.cli.errors import print_error
     from trackgrade.delivery.album import album as album_of
 
@@ -108,14 +109,24 @@ def album(
     def on_result(row: dict, document: dict | None) -> None:
         if document is None:
             failed.append(row)
-            print_error(f"{row['file']}: {row['error_message']}")
+            print_error(_per_file_error(row["file"], row["error_message"]))
         else:
             documents[row["file"]] = document
 
     if files:
         runner_files = sorted(files)
-        run_in_pool(runner_files, mastering.value, min(jobs or os.cpu_count() or 1, len(files)),
-                    on_result, genre)
+        with grading_progress(stderr_console(), len(files)) as progress:   # a terminal's only
+            task = progress.add_task("grade", total=len(files), failed=0)
+
+            def advance(row: dict, document: dict | None) -> None:
+                on_result(row, document)
+                progress.update(task, advance=1, failed=len(failed))
+
+            run_in_pool(runner_files, mastering.value,
+                        min(jobs or os.cpu_count() or 1, len(files)), advance, genre)
+    if not documents:
+        print_error(f"no file could be graded ({len(failed)} failed); nothing to compare")
+        raise typer.Exit(EXIT_USAGE)
     order = sorted(documents)
     result = album_of([documents[f] for f in order], files=[_short(f, paths) for f in order])
     if as_json:
@@ -124,6 +135,11 @@ def album(
         from trackgrade.cli.render_delivery import album_view
         stdout_console().print(album_view(result))
     raise typer.Exit(EXIT_BAD if failed else EXIT_OK)
+
+
+def _per_file_error(file: str, message: str) -> str:
+    """One line naming the file once: the message as it is when it already names it."""
+    return message if f"'{Path(file).name}'" in message else f"{file}: {message}"
 
 
 def _short(file: str, roots: list[Path]) -> str:

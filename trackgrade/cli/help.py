@@ -64,6 +64,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "admin credits": (("Add 50 credits", "trackgrade admin credits acct_123 --add 50"),),
     "admin embed": (("Allow the public badge of an analysis",
                      "trackgrade admin embed 6f1c2d3e-0000-4000-8000-000000000000 on"),),
+    "admin console-link": (("A sign-in link for an account's developer",
+                            "trackgrade admin console-link --account acct_1a2b3c"),
+                           ("Behind a proxy: the public address",
+                            "trackgrade admin console-link --account acct_1a2b3c "
+                            "--base-url https://tracks.example.org")),
     "admin maintenance": (("Answer 503 while you migrate", "trackgrade admin maintenance on"),
                           ("Back to normal", "trackgrade admin maintenance off")),
     "admin store": (("Look for damage in the store's files",

@@ -111,6 +111,12 @@ def show_analysis(doc: dict, as_json: bool) -> int:
     return EXIT_OK
 
 
+def canned_note(accepted: dict) -> str:
+    """Said first for a test key: its result will be canned, not measured."""
+    return "; test key: its result will be a canned test result" \
+        if accepted.get("livemode") is False else ""
+
+
 def status_line(doc: dict) -> str:
     return (f"{doc['id']}  {doc['status']}  diagnosis {doc.get('diagnosis_status')}"
             + (f"  {doc['file_name']}" if doc.get("file_name") else ""))
@@ -150,10 +156,14 @@ def remote_analyze(
         else:
             credits = accepted.get("credits_remaining")
             stdout_console().print(
-                f"submitted {file.name} as {accepted['id']} (processing)"
+                f"submitted {file.name} as {accepted['id']} (processing{canned_note(accepted)})"
                 + (f"; {credits} credits left" if credits is not None else "")
                 + f"\nfollow it with: trackgrade remote status {accepted['id']}")
         return
+    if not as_json:     # the id first: `remote get` / `remote cancel` need it, even after Ctrl-C
+        stdout_console().print(f"submitted {file.name} as {accepted['id']}{canned_note(accepted)};"
+                               f" waiting for it "
+                               f"(later: trackgrade remote get {accepted['id']})", soft_wrap=True)
     with err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal \
             else nullcontext():
         doc = client.analyses.wait(accepted["id"], timeout=max(0.0, client.time_left()))

@@ -23,6 +23,7 @@ from trackgrade.grading.wording import band_db, target_name
 from trackgrade.grading.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                        TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import Analysis
+from trackgrade.testmode import CANNED_BANNER, is_canned
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
@@ -263,10 +264,20 @@ def structure_line(analysis: Analysis) -> Text:
                          (f"   structure score {analysis.structure.score}", "dim"))
 
 
+def test_mode_lines(analysis: Analysis) -> list[Text]:
+    """A canned test-mode result says so before anything else (empty otherwise)."""
+    if not is_canned(analysis):
+        return []
+    return [Text(f"{CANNED_BANNER}: made up from the file name alone (a test-mode key); "
+                 f"nothing in the file was measured. Use a live key for a real analysis.",
+                 style="bold reverse")]
+
+
 def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     """The `trackgrade analyze` screen for one analysis: a screenful by default
     (no narrative, no passes); `verbose` adds the sections table, the whole
     diagnosis and every feedback item."""
+    first = test_mode_lines(analysis)
     notes = []
     if analysis.extras.truncated:
         notes.append(Text("Note: the file ended before its header said it would; the "
@@ -276,7 +287,7 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
     if not verbose:
         summary = delivery_lines(analysis.delivery)
         return Group(
-            header_panel(analysis), *notes,
+            *first, header_panel(analysis), *notes,
             Padding(pillars_table(analysis), (1, 0, 0, 1)),
             Padding(bands_table(analysis), (1, 0, 0, 0)),
             Padding(mix_table(analysis), (1, 0, 0, 0)),
@@ -286,6 +297,7 @@ def render_analysis(analysis: Analysis, *, verbose: bool = False) -> Group:
         )
     delivery = delivery_block(analysis.delivery)
     return Group(
+        *first,
         header_panel(analysis),
         *notes,
         Padding(pillars_table(analysis), (1, 0, 0, 1)),

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from trackgrade.cli.render import PILLARS, score_style
+from trackgrade.cli.terminal import plain_text
 from trackgrade.grading.limits import BAND_WORDS
 from trackgrade.delivery.platforms import CODEC_NAMES, PLATFORM_NAMES
 from trackgrade.engine.features import BAND_NAMES
@@ -125,14 +126,16 @@ def delivery_block(delivery: Delivery | None) -> Group | None:
 def comparison_view(result: dict) -> Group:
     """`trackgrade compare`: B against A."""
     a, b = result["a"], result["b"]
-    head = Table(box=box.SIMPLE_HEAD, title="B against A", title_justify="left",
-                 title_style="bold", padding=(0, 1))
+    level = result.get("level_only", False)
+    head = Table(box=box.SIMPLE_HEAD, title="B against A" + (": a level change only" if level
+                                                              else ""),
+                 title_justify="left", title_style="bold", padding=(0, 1))
     for name, justify in (("", "left"), ("A", "left"), ("B", "left"), ("B - A", "right")):
         head.add_column(name, justify=justify)
     head.add_row("file", Text(str(a["file"])), Text(str(b["file"])), "")
     head.add_row("score", Text(f"{a['score']} {a['grade']}", style=score_style(a["score"])),
                  Text(f"{b['score']} {b['grade']}", style=score_style(b["score"])),
-                 f"{result['score']:+d}")
+                 f"{result['score']:+d}" + (" (level)" if level else ""))
     for key, label, unit, digits, diff in (
             ("loudness_lufs", "loudness", "LUFS", 1, "loudness_lufs_db"),
             ("true_peak_dbtp", "true peak", "dBTP", 1, "true_peak_db"),
@@ -146,16 +149,17 @@ def comparison_view(result: dict) -> Group:
                      f"{result['pillars'][key]:+d}")
     head.add_row("tempo", f"{a['tempo_bpm']:.1f} BPM", f"{b['tempo_bpm']:.1f} BPM", "")
     head.add_row("key", a["key"] or "-", b["key"] or "-", "")
-    bands = Table(box=box.SIMPLE_HEAD, title="Bands (B - A)", title_justify="left",
-                  title_style="bold", padding=(0, 1))
-    for name, justify in (("band", "left"), ("level", "right"), ("loudness-matched", "right")):
+    bands = Table(box=box.SIMPLE_HEAD, title="Bands (B - A), loudness-matched first",
+                  title_justify="left", title_style="bold", padding=(0, 1))
+    for name, justify in (("band", "left"), ("loudness-matched", "right"), ("level", "right")):
         bands.add_column(name, justify=justify, no_wrap=True)
     for band in BAND_NAMES:
         matched = result["matched_bands_db"][band]
         style = "bold" if abs(matched) >= 1.0 else ""
-        bands.add_row(BAND_WORDS[band].title, f"{result['bands_db'][band]:+.1f} dB",
-                      Text(f"{matched:+.1f} dB", style=style))
-    return Group(head, bands)
+        bands.add_row(BAND_WORDS[band].title, Text(f"{matched:+.1f} dB", style=style),
+                      f"{result['bands_db'][band]:+.1f} dB")
+    first = [plain_text(result["verdict"], "bold")] if result.get("verdict") else []
+    return Group(*first, bands, head)
 
 
 def album_view(result: dict) -> Group:

@@ -22,7 +22,7 @@ import typer
 
 from trackgrade.cli.analyze import (CodecPreviewOption, GenreOption, JsonOption, Mastering,
                                     MasteringOption, ReferenceOption, check_readable,
-                                    checked_genre, dump_json, stderr_console)
+                                    checked_genre, codec_status, dump_json, stderr_console)
 from trackgrade.cli.errors import read_input_file
 from trackgrade.errors import TrackgradeError
 
@@ -65,9 +65,10 @@ def measured_reference(path: Path, mastering_status: str, genre: str | None):
 
 def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
                  reference_paths: list[Path] | None = None, codec_preview: bool = False,
-                 compare_path: Path | None = None):
+                 compare_path: Path | None = None, status=None):
     """(Analysis, HTML) for one file (and its references, and the earlier
-    version it is compared with), each read into memory once."""
+    version it is compared with), each read into memory once; a terminal's
+    `status` follows the codec preview."""
     from trackgrade.cli.compare import read_document
     from trackgrade.delivery.compare import compare
     from trackgrade.engine.decode import decode
@@ -82,7 +83,8 @@ def build_report(path: Path, mastering_status: str, *, genre: str | None = None,
     try:
         analysis = run_pipeline(data, file_name=path.name, mastering_status=mastering_status,
                                 genre=genre, references=tuple(m[0] for m in measured),
-                                codec_preview=codec_preview)
+                                codec_preview=codec_preview,
+                                codec_progress=codec_status(status, path.name))
         timeline = timeline_of(decode(data, file_name=path.name), analysis)
     except TrackgradeError as exc:
         raise TrackgradeError(exc.code, f"cannot analyze '{path}': {exc.message}",
@@ -126,12 +128,11 @@ def report(
                               "--json and --out - both write to stdout; choose one", param="out")
     genre = checked_genre(genre)
     err = stderr_console()
-    status = (err.status(f"Analyzing {file.name}…", spinner="dots")
-              if err.is_terminal else nullcontext())
-    with status:
+    status = err.status(f"Analyzing {file.name}…", spinner="dots") if err.is_terminal else None
+    with status or nullcontext():
         analysis, html = build_report(file, mastering.value, genre=genre,
                                       reference_paths=reference, codec_preview=codec_preview,
-                                      compare_path=compare_with)
+                                      compare_path=compare_with, status=status)
     if out is not None and str(out) == "-":
         sys.stdout.write(html)
         return

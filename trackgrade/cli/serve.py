@@ -27,8 +27,12 @@ def serve(
         min=1, help="Analysis worker processes (default 1, or TRACKGRADE_WORKERS).")] = None,
     maintenance: Annotated[bool, typer.Option(
         "--maintenance", help="Answer every API route with 503 service_unavailable.")] = False,
+    console: Annotated[bool, typer.Option(
+        "--console/--no-console", help="Serve the developer console at /console "
+        "(or TRACKGRADE_CONSOLE).", show_default="on")] = True,
 ) -> None:
-    """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) on waitress."""
+    """Serve the v1 API (analyses, uploads, genres, embed badges, OpenAPI) and the developer
+    console (/console) on waitress."""
     from trackgrade.config import load_settings
     from trackgrade.cli.errors import EXIT_USAGE, print_error
     from trackgrade.server.serve import run
@@ -39,7 +43,8 @@ def serve(
             os.environ, host=host, port=port,
             data_dir=str(data) if data is not None else None,
             database_url=database, node_id=node_id, workers=workers,
-            maintenance=True if maintenance else None)
+            maintenance=True if maintenance else None,
+            console=None if console else False)
     except ValueError as exc:       # a malformed TRACKGRADE_* value: one line
         print_error(str(exc))
         raise typer.Exit(EXIT_USAGE) from None

@@ -19,6 +19,7 @@ import typer
 from trackgrade import signing
 from trackgrade.cli.errors import EXIT_BAD, EXIT_OK, print_error, read_input_file
 
+
 def _whsec(value: str) -> str:
     """Every endpoint secret starts with `whsec_` (the prefix is part of the HMAC
     key): anything else can never verify a delivery, so it is a usage error."""
@@ -31,8 +32,18 @@ def _whsec(value: str) -> str:
 SecretOption = Annotated[str, typer.Option(
     "--secret", envvar="TRACKGRADE_WEBHOOK_SECRET", show_default=False, callback=_whsec,
     help="The endpoint's signing secret (whsec_…; or TRACKGRADE_WEBHOOK_SECRET).")]
+def _tolerance(value: float) -> float:
+    """A finite number of seconds, 0 or more (`nan` or `inf` would accept a
+    signature of any age): anything else is a usage error."""
+    try:
+        return signing.check_tolerance(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 ToleranceOption = Annotated[float, typer.Option(
-    "--tolerance", min=0, help="Seconds the signature timestamp may be off, either way.")]
+    "--tolerance", min=0, callback=_tolerance,
+    help="Seconds the signature timestamp may be off, either way.")]
 
 
 def _headers_of(values: list[str]) -> dict[str, str]:

@@ -260,7 +260,12 @@ class Analyses:
         lost answer never spends a second credit. With a key that was already
         used for the same body within 24 h the server replays the first
         answer, and the upload is skipped when that analysis already has
-        its bytes."""
+        its bytes.
+
+        When the bytes cannot be delivered (the upload step fails for good),
+        the analysis is canceled (DELETE) so that it holds neither an
+        in-flight slot nor a credit until its token expires; the raised error
+        says so and carries its id as `canceled_analysis_id`."""
         client = self._client
         data, name = read_input(path_or_bytes, file_name)
         body: dict[str, Any] = {"file_name": name}
@@ -284,8 +289,23 @@ class Analyses:
         except AuthenticationError as exc:
             # A used token after a replay or a retried upload: the bytes went in before.
             if exc.code != "upload_token_invalid" or not (replayed or attempts):
+                self._cancel_undelivered(accepted["id"], exc)
                 raise
+        except APIError as exc:
+            self._cancel_undelivered(accepted["id"], exc)
+            raise
         return accepted
+
+    def _cancel_undelivered(self, analysis_id: str, error: APIError) -> None:
+        """Cancel an analysis whose bytes could not be delivered and say so on
+        `error`; one the server already failed or accepted is left as it is."""
+        try:
+            self.cancel(analysis_id)
+        except APIError:
+            return
+        error.canceled_analysis_id = analysis_id
+        error.message += (f"; analysis {analysis_id} was canceled, so it holds no in-flight slot "
+                          f"and any credit it took is restored")
 
     def get(self, analysis_id: str) -> APIObject:
         """The Analysis document (score fields once complete)."""

@@ -45,6 +45,8 @@ class APIError(Exception):
         self.type = type
         self.doc_url = doc_url
         self.headers = dict(headers or {})
+        # set by `analyses.create` when it canceled the analysis it could not upload to
+        self.canceled_analysis_id: str | None = None
 
     @property
     def retry_after(self) -> float | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 
 from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading.limits import (BAND_LABELS, LEVEL_ONLY_BAND_DB, LEVEL_ONLY_LRA_LU,
+                                       LEVEL_ONLY_MIN_DB, LEVEL_ONLY_STEREO)
 
 PILLARS = ("danceability", "mix_quality", "frequency_balance", "energy", "structure")
 
@@ -54,7 +56,7 @@ def compare(a: dict, b: dict, *, a_file: str | None = None, b_file: str | None =
     la, lb = band_levels_db(a), band_levels_db(b)
     loudness = _diff(a["mix"]["loudness_lufs"], b["mix"]["loudness_lufs"], 1)
     bands = {band: _diff(la[band], lb[band], 1) for band in BAND_NAMES}
-    return {
+    result = {
         "a": summary(a, a_file), "b": summary(b, b_file),
         "bands_db": bands,
         "matched_bands_db": {band: round(lb[band] - la[band] - loudness, 1) + 0.0
@@ -67,3 +69,37 @@ def compare(a: dict, b: dict, *, a_file: str | None = None, b_file: str | None =
         "pillars": {p: int(b["scores"][p]) - int(a["scores"][p]) for p in PILLARS},
         "score": int(b["score"]) - int(a["score"]),
     }
+    result["level_only"] = level_only(result)
+    result["verdict"] = verdict(result)
+    return result
+
+
+def level_only(result: dict) -> bool:
+    """True when B is A at another level and nothing else: the loudness moved,
+    the loudness-matched bands, the stereo image and the loudness range did not,
+    and tempo and key agree."""
+    a, b = result["a"], result["b"]
+    return (abs(result["loudness_lufs_db"]) >= LEVEL_ONLY_MIN_DB
+            and all(abs(v) <= LEVEL_ONLY_BAND_DB for v in result["matched_bands_db"].values())
+            and abs(result["width"]) <= LEVEL_ONLY_STEREO
+            and abs(result["correlation"]) <= LEVEL_ONLY_STEREO
+            and abs(result["lra_db"]) <= LEVEL_ONLY_LRA_LU
+            and abs(a["tempo_bpm"] - b["tempo_bpm"]) < 1.0 and a["key"] == b["key"])
+
+
+def verdict(result: dict) -> str:
+    """The first thing to say about B against A, loudness-matched first: a
+    level-only change is named as such (its score change comes from level alone);
+    otherwise the biggest tonal changes once loudness is matched."""
+    gain = result["loudness_lufs_db"]
+    if result["level_only"]:
+        return (f"Level only: B is A {abs(gain):.1f} dB {'louder' if gain > 0 else 'quieter'} "
+                f"(every band {gain:+.1f} dB; within {LEVEL_ONLY_BAND_DB:g} dB once loudness "
+                f"is matched). The score change ({result['score']:+d}) comes from the level "
+                f"alone, not from the mix.")
+    moved = sorted(((b, v) for b, v in result["matched_bands_db"].items()
+                    if abs(v) > LEVEL_ONLY_BAND_DB), key=lambda x: -abs(x[1]))[:3]
+    tonal = ", ".join(f"{BAND_LABELS[b]} {v:+.1f} dB" for b, v in moved)
+    return (f"Loudness-matched, B differs from A in {tonal}" if moved
+            else "Loudness-matched, the bands of B and A agree") + \
+        f"; the level differs by {gain:+.1f} dB."

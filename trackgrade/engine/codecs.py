@@ -7,19 +7,35 @@ packets and decodes them again: no container, no file, nothing but arrays
 and packets in memory. PyAV is imported only here, and only when a preview
 is asked for.
 
-To stay fast the MP3 and Opus round trips cover the loudest passages
-(`passages`): the PASSAGES windows of PASSAGE_S with the highest short-term
-loudness, the window holding the highest sample peak and the first window (a
-whole-track encode starts cold there), each encoded on its own with MARGIN_S
-of context either side. benchmarks/bench_delivery.py (RESULTS.md, issue 19)
-compares them with encodes of whole tracks: within 0.5 dB on every item.
-FFmpeg's AAC encoder has sporadic overshoots on long limited masters that no
-passage rule finds (2 dB above the passages' figure on the 5-minute track), so
-AAC (WHOLE_TRACK_CODECS) is always encoded whole: slower, but the figure the
-contract asks for.
+To stay fast every round trip covers the loudest passages (`passages`): the
+PASSAGES windows of PASSAGE_S with the highest short-term loudness, the
+window holding the highest sample peak and the first window (a whole-track
+encode starts cold there), each encoded on its own with MARGIN_S of context
+either side, the codecs' passages on WORKERS threads at once (PyAV lets go
+of the GIL while FFmpeg encodes), started as soon as the loudness is known so
+they overlap the rest of the analysis (`CodecPreview`).
+
+FFmpeg's own AAC encoder (the one AAC encoder in PyAV's FFmpeg) codes
+stereo as intensity where it judges the channels alike: its decoded peaks
+then jump by up to 3 dB at places that depend on the encoder's state since
+the start of the track, so no passage, however chosen, reproduces them (on
+the 5-minute speed track the second at 96 s peaks 3.3 dB over the original
+in a whole-track encode and 0.3 dB when encoded with 2 s of context).
+Measured on that track (whole-track encodes, highest true peak): the default
+coder +3.34 dBTP, the fast coder +2.11, fast without noise substitution
++2.11, without TNS +1.41, without intensity stereo +0.60, without all three
++0.51, the last in 6.1 s of CPU against the default's 14.8. Intensity stereo
+and noise substitution are low-bitrate tools: at 256 kbps the bands are
+coded. AAC_OPTIONS is that last set: the peaks are a property of the audio
+again. benchmarks/bench_delivery.py `agreement` compares the passages with
+encodes of whole tracks, per codec, over real clips and the synthetic renders
+(benchmarks/results/ux2.md).
 """
 
 from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
 
 import numpy as np
 
@@ -29,10 +45,13 @@ from trackgrade.engine.loudness import true_peak_dbtp
 # (codec, FFmpeg encoder, FFmpeg decoder, kbps): CONTRACT.md section 5
 CODECS = (("mp3", "libmp3lame", "mp3float", 320), ("aac", "aac", "aac", 256),
           ("opus", "libopus", "libopus", 160))
+# FFmpeg AAC encoder options: the fast coder, no noise substitution, intensity stereo or TNS
+AAC_OPTIONS = {"aac_coder": "fast", "aac_pns": "0", "aac_is": "0", "aac_tns": "0"}
+ENCODER_OPTIONS = {"aac": AAC_OPTIONS}
+WORKERS = 2              # threads encoding passages at once (the codecs run in parallel)
 PASSAGE_S = 2.0          # one window of the loudest passages
 PASSAGES = 3             # windows by short-term loudness (plus the sample-peak window)
 MARGIN_S = 0.5           # context encoded on each side of a window and left out of the peak
-WHOLE_TRACK_CODECS = ("aac",)   # no passage rule agrees with their whole-track encode
 _RATES = {"mp3": (32000, 44100, 48000), "opus": (48000,), "aac": (44100, 48000, 88200, 96000)}
 
 
@@ -66,9 +85,11 @@ def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[i
     return [(max(i * win - margin, 0), min((i + 1) * win + margin, n)) for i in sorted(chosen)]
 
 
-def round_trip(samples: np.ndarray, rate: int, codec: str) -> tuple[np.ndarray, int]:
+def round_trip(samples: np.ndarray, rate: int, codec: str,
+               options: dict[str, str] | None = None) -> tuple[np.ndarray, int]:
     """(decoded (frames, channels) float32, its rate): `samples` encoded with
-    `codec` (a key of CODECS) at its bitrate and decoded, packets in memory."""
+    `codec` (a key of CODECS) at its bitrate and decoded, packets in memory;
+    `options`: the encoder's (default ENCODER_OPTIONS)."""
     import av  # only a codec preview pays for loading FFmpeg
 
     _, encoder, decoder, kbps = next(c for c in CODECS if c[0] == codec)
@@ -78,6 +99,7 @@ def round_trip(samples: np.ndarray, rate: int, codec: str) -> tuple[np.ndarray, 
     enc = av.CodecContext.create(encoder, "w")
     enc.sample_rate, enc.layout, enc.bit_rate = out_rate, layout, kbps * 1000
     enc.format = enc.codec.audio_formats[0].name
+    enc.options = dict(ENCODER_OPTIONS.get(codec, {}) if options is None else options)
     enc.open()
     dec = av.CodecContext.create(decoder, "r")
     dec.sample_rate, dec.layout = out_rate, layout
@@ -130,14 +152,84 @@ def passage_peak_dbtp(samples: np.ndarray, rate: int, codec: str, span: tuple[in
     return true_peak_dbtp(decoded[lo:max(hi, lo + 1)])
 
 
+class CodecPreview:
+    """The round trips of every codec over the spans, running on `workers`
+    threads from construction (none: all of them in `result`)."""
+
+    def __init__(self, samples: np.ndarray, rate: int, loudness: Loudness, *,
+                 whole_track: bool = False, workers: int = WORKERS) -> None:
+        spans = [(0, samples.shape[0])] if whole_track else passages(samples, rate, loudness)
+        # MP3 first: LAME is the slowest, so the threads finish together
+        self.tasks = [(codec, span) for codec, *_ in CODECS for span in spans]
+        self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self._args = (samples, rate)
+        self._futures: list[Future] = ([self._pool.submit(passage_peak_dbtp, samples, rate,
+                                                          codec, span)
+                                        for codec, span in self.tasks] if self._pool else [])
+
+    def __enter__(self) -> "CodecPreview":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop: spans not yet begun are dropped, running ones finish."""
+        if self._pool:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def result(self, on_progress: Callable[[int, int], None] | None = None
+               ) -> tuple[CodecPeak, ...]:
+        """The true peak after each codec of CODECS (its highest over the
+        spans); `on_progress(done, total)` after each span."""
+        total = len(self.tasks)
+        peaks: dict[str, float] = {}
+        try:
+            for i, (codec, span) in enumerate(self.tasks):
+                peak = (self._futures[i].result() if self._pool
+                        else passage_peak_dbtp(*self._args, codec, span))
+                peaks[codec] = max(peaks.get(codec, -np.inf), peak)
+                if on_progress is not None:
+                    on_progress(i + 1, total)
+        finally:
+            self.close()
+        return tuple(CodecPeak(codec=codec, bitrate_kbps=kbps, true_peak_dbtp=peaks[codec])
+                     for codec, _, _, kbps in CODECS)
+
+
+class PreviewStarter:
+    """A CodecPreview made, its encodes begun, the moment the loudness is
+    known (`after(future of the Loudness)`), beside whatever the caller does
+    meanwhile; `result` waits for it. Leaving the `with` stops it."""
+
+    def __init__(self, samples: np.ndarray, rate: int, *, workers: int = WORKERS) -> None:
+        self._samples, self._rate, self._workers = samples, rate, workers
+        self._made: Future = Future()
+
+    def after(self, loudness: Future) -> None:
+        def start(done: Future) -> None:
+            try:
+                self._made.set_result(CodecPreview(self._samples, self._rate, done.result(),
+                                                   workers=self._workers))
+            except BaseException as exc:     # noqa: BLE001 - handed to result()
+                self._made.set_exception(exc)
+        loudness.add_done_callback(start)
+
+    def result(self, on_progress: Callable[[int, int], None] | None = None
+               ) -> tuple[CodecPeak, ...]:
+        return self._made.result().result(on_progress)
+
+    def __enter__(self) -> "PreviewStarter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._made.done() and self._made.exception() is None:
+            self._made.result().close()
+
+
 def codec_peaks(samples: np.ndarray, rate: int, loudness: Loudness, *,
-                whole_track: bool = False) -> tuple[CodecPeak, ...]:
+                whole_track: bool = False, workers: int = WORKERS) -> tuple[CodecPeak, ...]:
     """The true peak after each codec of CODECS: of the loudest passages, or
-    of the whole track with `whole_track` and for WHOLE_TRACK_CODECS."""
-    whole = [(0, samples.shape[0])]
-    quick = whole if whole_track else passages(samples, rate, loudness)
-    return tuple(CodecPeak(codec=codec, bitrate_kbps=kbps,
-                           true_peak_dbtp=max(passage_peak_dbtp(samples, rate, codec, span)
-                                              for span in (whole if codec in WHOLE_TRACK_CODECS
-                                                           else quick)))
-                 for codec, _, _, kbps in CODECS)
+    of the whole track with `whole_track`."""
+    return CodecPreview(samples, rate, loudness, whole_track=whole_track,
+                        workers=workers).result()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
 
 import numpy as np
 
@@ -82,7 +83,8 @@ class InlineExecutor:
         return None
 
 
-def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool = False) -> Features:
+def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool = False,
+            codec_progress: Callable[[int, int], None] | None = None) -> Features:
     """Measure everything an Analysis reports from decoded audio.
 
     `parallel=False` keeps the whole analysis on one core (no second thread,
@@ -90,13 +92,26 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
     themselves, such as `trackgrade batch`'s worker processes. The results
     are the same either way. `codec_preview` adds the true peak after an
     MP3, AAC and Opus round trip of the loudest passages (engine.codecs,
-    loaded only then)."""
+    loaded only then), started once the loudness is known so that the codecs
+    run beside the rest of the analysis (on one thread when not `parallel`);
+    `codec_progress(done, total)` follows its passages."""
+    if not codec_preview:
+        return _extract(audio, parallel, None, None)
+    from trackgrade.engine.codecs import WORKERS, PreviewStarter
+    with PreviewStarter(audio.samples, audio.sample_rate,
+                        workers=WORKERS if parallel else 1) as starter:   # a failure stops it
+        return _extract(audio, parallel, starter, codec_progress)
+
+
+def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Features:
     samples, rate, duration = audio.samples, audio.sample_rate, audio.duration_s
     native = audio.native             # resampled audio: loudness, peaks, clipping, the Gram
     timings: dict[str, float] = {}    # matrix were measured at the native rate
     with ThreadPoolExecutor(max_workers=1) if parallel else InlineExecutor() as pool:
         pending = (InlineExecutor().submit(lambda: native.loudness) if native is not None
                    else pool.submit(_loudness_stage, samples, rate, timings))
+        if starter is not None:           # the codecs begin the moment the loudness is known
+            starter.after(pending)
         watch = _Stopwatch(timings)
         gram = native.gram if native is not None else channel_gram(samples)
         stereo = measure_stereo(samples, gram=gram)
@@ -123,22 +138,21 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
         loudness = pending.result()
     dynamics = measure_dynamics(samples, rate, loudness, gram=gram,
                                 clipping=native.clipping_pct if native is not None else None)
-    watch.lap("dynamics_stereo")         # includes any wait for the loudness thread
+    watch.lap("dynamics_stereo")      # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
     mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long, samples)
     del long
     watch.lap("spectrum_tonal")
-    structure = measure_structure(short, duration, beat_times=rhythm.beat_times, bpm=rhythm.bpm,
-                                  short_term_lufs=loudness.short_term_lufs,
+    structure = measure_structure(short, duration, beat_times=rhythm.beat_times,
+                                  bpm=rhythm.bpm, short_term_lufs=loudness.short_term_lufs,
                                   curve_hop_s=loudness.curve_hop_s)
     noise_floor = measure_noise_floor(short)
     watch.lap("structure")
     codecs = None
-    if codec_preview:
-        from trackgrade.engine.codecs import codec_peaks
-        codecs = codec_peaks(samples, rate, loudness)
-        watch.lap("codec_preview")
+    if starter is not None:
+        codecs = starter.result(codec_progress)
+        watch.lap("codec_preview")         # what the codecs add beyond the rest
 
     return Features(
         duration_s=duration, sample_rate=native.sample_rate if native is not None else rate,

@@ -255,11 +255,10 @@ def _delivery(f: Features, mix: Mix) -> Delivery:
     """Platforms from the document's loudness and true peak; the mono fold-down
     (a file measured without one reads as mono); codecs when previewed."""
     codecs = None if f.codecs is None else tuple(
-        CodecCheck(codec=c.codec, bitrate_kbps=c.bitrate_kbps,
-                   true_peak_dbtp=_num(c.true_peak_dbtp, 1, -120.0, 30.0),
+        CodecCheck(codec=c.codec, bitrate_kbps=c.bitrate_kbps, true_peak_dbtp=peak,
                    true_peak_rise_db=_num(c.true_peak_dbtp - f.loudness.true_peak_dbtp, 1, -150.0, 150.0),
-                   clips=bool(c.true_peak_dbtp > 0.0))
-        for c in f.codecs)
+                   clips=peak > 0.0)         # as shown: a peak that reads 0.0 passes
+        for c in f.codecs for peak in (_num(c.true_peak_dbtp, 1, -120.0, 30.0),))
     fold = f.mono if f.mono is not None else MonoFold.of_mono()
     return delivery_checks(loudness_lufs=mix.loudness_lufs, true_peak_dbtp=mix.peak_dbfs,
                            mono=fold, codecs=codecs)

@@ -162,9 +162,28 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         return [(60 * (m.stereo_width - 0.35), FeedbackItem("tip", "stereo", (
             f"Stereo width {m.stereo_width:.2f} is very wide: check mono compatibility and keep "
             f"the bass centred.")))]
+    low_end = _low_end_mono_loss(a)
+    if low_end:             # the delivery check says the low end is not mono: so does this
+        named = " and ".join(f"{BAND_LABELS[b]} {loss:.1f} dB" for b, loss in low_end)
+        return [(3.0 + max(loss for _, loss in low_end), FeedbackItem("tip", "stereo", (
+            f"Stereo image is healthy (correlation {m.stereo_correlation:.2f}, width "
+            f"{m.stereo_width:.2f}), but the low end is not mono: summed to mono it loses "
+            f"{named}. Keep the kick and bass mono below ~120 Hz.")))]
     return [(0.0, FeedbackItem("pass", "stereo", (
         f"Stereo image is healthy and mono-compatible (correlation {m.stereo_correlation:.2f}, "
         f"width {m.stereo_width:.2f}).")))]
+
+
+def _low_end_mono_loss(a: Analysis) -> list[tuple[str, float]]:
+    """The low-end bands that make `delivery.mono.low_end_mono` false but stay under
+    the mono warn (`_mono_items` names those at MONO_LOSS_WARN_DB or more)."""
+    if a.delivery is None or a.delivery.mono.low_end_mono:
+        return []
+    bands = a.delivery.mono.bands
+    lost = [(b, getattr(bands, b).mono_loss_db) for b in L.LOW_END_BANDS]
+    if any(loss >= L.MONO_LOSS_WARN_DB for _, loss in lost):
+        return []
+    return [(b, loss) for b, loss in lost if loss >= L.LOW_END_MONO_LOSS_DB]
 
 
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
@@ -330,6 +349,15 @@ TYPE_ORDER = {"warn": 0, "tip": 1, "pass": 2}
 
 def feedback_items(analysis: Analysis) -> tuple[FeedbackItem, ...]:
     """All feedback, ordered: warnings by impact, then tips by impact, then passes."""
-    scored = [item for rule in RULES for item in rule(analysis)]
+    scored = one_verdict_per_topic([item for rule in RULES for item in rule(analysis)])
     scored.sort(key=lambda it: (TYPE_ORDER[it[1].type], -it[0]))
     return tuple(item for _, item in scored)
+
+
+def one_verdict_per_topic(scored: list[tuple[float, FeedbackItem]]
+                          ) -> list[tuple[float, FeedbackItem]]:
+    """A topic (category) with a warn or a tip gets no pass beside it: "Stereo
+    image is healthy" never stands next to a stereo warning."""
+    flagged = {item.category for _, item in scored if item.type != "pass"}
+    return [(w, item) for w, item in scored
+            if item.type != "pass" or item.category not in flagged]

@@ -88,6 +88,14 @@ LOW_END_BANDS = ("sub_bass", "bass")
 # band this far from the album's (loudness-matched) median, is an outlier.
 ALBUM_LOUDNESS_OUTLIER_LU = 1.0
 ALBUM_BAND_OUTLIER_DB = 2.0
+# `trackgrade compare`: B is A at another level only (a gain change, nothing else)
+# when the loudness differs by at least LEVEL_ONLY_MIN_DB while, once loudness is
+# matched, every band stays within LEVEL_ONLY_BAND_DB, width and correlation within
+# LEVEL_ONLY_STEREO and the loudness range within LEVEL_ONLY_LRA_LU.
+LEVEL_ONLY_MIN_DB = 0.5
+LEVEL_ONLY_BAND_DB = 0.5
+LEVEL_ONLY_STEREO = 0.02
+LEVEL_ONLY_LRA_LU = 0.5
 TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headline points
 
 # Audio shorter than this is a part (a loop, an excerpt, a stem, a one-bar

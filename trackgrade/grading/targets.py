@@ -80,10 +80,11 @@ def reference_profile(base: dict, references) -> dict:
             "references": [r.name for r in refs]}
 
 
-def check_genre(key) -> str:
-    """`key` if it names a profile of GET /genres; parameter_invalid (param `genre`) otherwise."""
+def check_genre(key, *, listed_by: str = "a key of GET /genres") -> str:
+    """`key` if it names a profile of GET /genres; parameter_invalid (param `genre`) otherwise,
+    naming where the keys are listed (`listed_by`: the API's route, or the CLI's command)."""
     if not isinstance(key, str) or key not in GENRES:
-        raise TrackgradeError("parameter_invalid", f"genre must be a key of GET /genres (a family "
+        raise TrackgradeError("parameter_invalid", f"genre must be {listed_by} (a family "
                               f"such as 'house' or a label such as 'deep_house'), given {key!r}",
                               param="genre")
     return key

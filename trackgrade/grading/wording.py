@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading import limits as L
-from trackgrade.grading.genres import (ELECTRONIC, GENRES, TIMING_GRID_MS, TIMING_PLAYED_MS,
-                                       band_distance_db)
+from trackgrade.grading.genres import (BROAD_PROFILE, ELECTRONIC, GENRES, TIMING_GRID_MS,
+                                       TIMING_PLAYED_MS, band_distance_db)
 from trackgrade.grading.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.grading.targets import REFERENCE
 from trackgrade.model import Analysis
 
 
@@ -64,16 +65,28 @@ def balance_ok_text(a: Analysis) -> str:
 
 
 def target_name(a: Analysis) -> str:
-    """What the bands and levels are compared with: "the house ideal", "your references"."""
+    """The one wording of what the bands and levels are compared with, read from
+    `genre.target` (so a local analysis, a server document and a canned one say
+    the same): "the house ideal", "the broad electronic ideal", "your references
+    (a.wav, b.wav)". The terminal, the report, `remote` and the diagnosis use it."""
     refs = a.extras.references or []
     if refs:
         return "your reference" + ("s" if len(refs) > 1 else "") + " (" + ", ".join(refs) + ")"
-    return f"the {(a.extras.target_name or a.genre.name).lower()} ideal"
+    if a.genre.target == REFERENCE:
+        return "your reference tracks"
+    return f"the {profile_name(a)} ideal"
 
 
 def profile_name(a: Analysis) -> str:
-    """The name of the profile the scores used (lower case): "house", "deep house"."""
-    return (a.extras.target_name or a.genre.name).lower()
+    """The name of the profile the scores used (lower case), from `genre.target`:
+    "house", "deep house", "broad electronic" (never `genre.name`, which may read
+    "Not electronic (nearest: Ambient)" or name a family the scores did not use)."""
+    target = a.genre.target
+    if target in GENRES:
+        return GENRES[target]["name"].lower()
+    if target == ELECTRONIC:
+        return BROAD_PROFILE["name"].lower()
+    return (a.extras.target_name or nearest_family(a)).lower()
 
 
 def as_target(a: Analysis, kind: str) -> str:

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 
 from trackgrade.display import clock, mix_rows, score_tier
 from trackgrade.engine.features import BAND_NAMES
+from trackgrade.grading.wording import target_name
 from trackgrade.model import Analysis, Extras
 from trackgrade.report import charts
 from trackgrade.report.timeline import Timeline
+from trackgrade.testmode import CANNED_BANNER, CANNED_NOTE, is_canned
 
 PILLARS = (("danceability", "Danceability"), ("mix_quality", "Mix quality"),
            ("frequency_balance", "Frequency balance"), ("energy", "Energy"),
@@ -73,12 +75,6 @@ def band_rows(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
              "target_pct": target[b],
              "ref_delta_db": None if ref_deltas is None else round(float(ref_deltas[i]), 1)}
             for i, b in enumerate(BAND_NAMES)]
-
-
-def target_name(analysis: Analysis) -> str:
-    if getattr(analysis.genre, "target", None) == "reference":
-        return "your reference tracks"
-    return f"the {analysis.genre.name} target"
 
 
 # ---------------------------------------------------------------- timeline
@@ -255,6 +251,7 @@ def build(page: Page) -> dict:
         "structure": structure_rows(series[0]), "feedback": feedback(a),
         "truncated": bool(extras_of(a).get("truncated")),
         "gauge": gauge(a.score),
+        "canned": ({"banner": CANNED_BANNER, "note": CANNED_NOTE} if is_canned(a) else None),
     }
 
 

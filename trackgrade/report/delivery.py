@@ -69,5 +69,8 @@ def comparison_block(result: dict | None) -> dict | None:
     bands = [{"band": BAND_LABELS[band], "level": f"{result['bands_db'][band]:+.1f} dB",
               "matched": f"{result['matched_bands_db'][band]:+.1f} dB",
               "bar": _bar(result["matched_bands_db"][band])} for band in BAND_NAMES]
+    if result.get("level_only"):
+        rows[0] = (*rows[0][:3], f"{rows[0][3]} (level)")
     return {"a": a["file"], "b": b["file"], "rows": [dict(zip(("label", "a", "b", "diff"), r))
-                                                     for r in rows], "bands": bands}
+                                                     for r in rows], "bands": bands,
+            "verdict": result.get("verdict"), "level_only": bool(result.get("level_only"))}

@@ -10,7 +10,8 @@ Documents (collections "accounts" and "keys" of the store):
              always get 100/min, 20 in flight, no daily quota.
     key      {"id": "key_…", "object": "api_key", "account_id", "mode": "live|test",
               "livemode": bool, "hash": sha256 hex of the whole key,
-              "hint": "svc_live_AbCd…wxyz", "created_at": iso, "revoked_at": iso|None}
+              "hint": "svc_live_AbCd…wxyz", "created_at": iso, "revoked_at": iso|None,
+              "last_used_at": iso|None (to the minute: `note_use`)}
 
 A key is `svc_live_<secret>` / `svc_test_<secret>` with a 43-character
 urlsafe random secret (256 bits). Only its SHA-256 is stored (a fast hash is
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.server.clock import Clock, SystemClock, isoformat
-from trackgrade.server.store import Store, Txn, new_event, new_id
+from trackgrade.server.store import Store, StoreError, Txn, new_event, new_id
 
 PLANS = ("free", "pro", "studio", "partner")
 ELIGIBLE_PLANS = frozenset({"pro", "studio", "partner"})
@@ -149,6 +150,27 @@ def authenticate(store: Store, bearer: str | None) -> tuple[dict, dict]:
         raise TrackgradeError("not_eligible", "this account's plan does not include API access; "
                               "upgrade to Pro or Studio (or ask about partner access)")
     return key, account
+
+
+NOTE_USE_EVERY_S = 60.0
+_noted: dict[str, float] = {}      # key id -> when this process last wrote its last use
+
+
+def note_use(store: Store, key_id: str, clock: Clock) -> None:
+    """Record when a key was last used (the console's "last used"): at most
+    one small write per key per minute per process, never for a revoked key."""
+    now = clock.time()
+    if now - _noted.get(key_id, float("-inf")) < NOTE_USE_EVERY_S:
+        return
+    _noted[key_id] = now
+    try:
+        with store.transaction(durable=False) as txn:
+            key = txn.get("keys", key_id)
+            if key is not None and not key.get("revoked_at"):
+                key["last_used_at"] = isoformat(clock.now())
+                txn.put("keys", key)
+    except StoreError:          # a store that cannot write (disk full): reads still answer
+        _noted.pop(key_id, None)
 
 
 def key_limits(key: dict, account: dict) -> Limits:

@@ -96,17 +96,59 @@ def revoke_key(store: Store, key_id: str, *, clock: Clock | None = None) -> dict
     return accounts.revoke_key(store, key_id, clock=clock)
 
 
-def list_keys(store: Store) -> list[dict]:
-    """Every key with its account's plan, billing and balance (never secrets)."""
-    owners = {a["id"]: a for a in store.scan("accounts")}
+def list_keys(store: Store, account_id: str | None = None) -> list[dict]:
+    """Every key (of one account when given) with its account's plan, billing
+    and balance, oldest first (never secrets)."""
+    if account_id is None:
+        owners = {a["id"]: a for a in store.scan("accounts")}
+        keys = sorted(store.scan("keys"), key=lambda k: (k.get("created_at") or "", k["id"]))
+    else:
+        owners = {account_id: store.get("accounts", account_id) or {}}
+        keys = store.select("keys.by_account", (account_id,))
     rows = []
-    for key in sorted(store.scan("keys"), key=lambda k: (k.get("created_at") or "", k["id"])):
+    for key in keys:
         account = owners.get(key["account_id"], {})
         rows.append({"key_id": key["id"], "account": key["account_id"], "mode": key.get("mode"),
                      "hint": key.get("hint"), "created_at": key.get("created_at"),
-                     "revoked_at": key.get("revoked_at"), "plan": account.get("plan"),
+                     "revoked_at": key.get("revoked_at"),
+                     "last_used_at": key.get("last_used_at"), "plan": account.get("plan"),
                      "billing": account.get("billing"), "credits": account.get("credits")})
     return rows
+
+
+def console_base_url(given: str | None, environ=os.environ) -> str:
+    """Where the console's sign-in links point: --base-url, else the server's
+    public_base_url (TRACKGRADE_PUBLIC_BASE_URL), else http://host:port of
+    TRACKGRADE_HOST / TRACKGRADE_PORT (default 127.0.0.1:8080)."""
+    from trackgrade.config import load_settings
+
+    if given:
+        if not given.startswith(("http://", "https://")):
+            raise TrackgradeError("parameter_invalid", f"--base-url must start with http:// or "
+                                  f"https:// (given {given!r})", param="base_url")
+        return given.rstrip("/")
+    try:
+        settings = load_settings(environ)
+    except ValueError as exc:
+        raise TrackgradeError("parameter_invalid", str(exc), param="base_url") from None
+    if settings.public_base_url:
+        return settings.public_base_url.rstrip("/")
+    host = settings.host if settings.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{settings.port}"
+
+
+def console_link(store: Store, account_id: str, base_url: str, *,
+                 clock: Clock | None = None) -> dict:
+    """A one-time developer-console sign-in URL for an account (10 minutes,
+    single use; only its hash is stored): {"url", "expires_at"}."""
+    from datetime import datetime, timezone
+
+    from trackgrade.server.console import signin
+
+    link = signin.new_link(store, account_id, base_url, clock=clock)
+    return {"url": link.url,
+            "expires_at": isoformat(datetime.fromtimestamp(link.expires_at, timezone.utc))}
 
 
 def add_credits(store: Store, account_id: str, amount: int, *,

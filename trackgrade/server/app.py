@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from flask import Flask, Request, g, request
 
 from trackgrade.config import Settings
-from trackgrade.errors import TrackgradeError
-from trackgrade.server import envelope
+from trackgrade.server import envelope, reference, routing
+from trackgrade.server.admin import MAINTENANCE_DOC
 from trackgrade.server.clock import Clock, SystemClock
 from trackgrade.server.idempotency import InFlightKeys
 from trackgrade.server.lifecycle import Lifecycle
@@ -36,8 +36,8 @@ from trackgrade.server.worker import Executor, ProcessExecutor, ThreadExecutor
 log = logging.getLogger("trackgrade.server")
 access_log = logging.getLogger("trackgrade.access")
 
-MAINTENANCE_DOC = "maintenance"
-EXEMPT_FROM_MAINTENANCE = ("openapi.document",)
+# the sweeper thread reads the maintenance switch at least this often
+MAINTENANCE_REFRESH_S = 1.0
 
 
 class InMemoryRequest(Request):
@@ -65,12 +65,24 @@ class ServerContext:
     bound: tuple[str, int] | None = None      # (host, port) once a server listens
     _stop: threading.Event = field(default_factory=threading.Event)
     _sweeper: threading.Thread | None = None
+    _next_sweep: float = 0.0
+
+    # the maintenance switch as last read: the connection layer, on waitress's
+    # event loop, reads only this (never the store); every read refreshes it
+    maintenance_seen: bool = False
+
+    def __post_init__(self) -> None:
+        self.maintenance_seen = self.settings.maintenance
 
     def maintenance(self) -> bool:
+        """The switch, read from the store (a request thread or the sweeper)."""
         if self.settings.maintenance:
-            return True
-        doc = self.store.get("settings", MAINTENANCE_DOC)
-        return bool(doc and doc.get("on"))
+            on = True
+        else:
+            doc = self.store.get("settings", MAINTENANCE_DOC)
+            on = bool(doc and doc.get("on"))
+        self.maintenance_seen = on
+        return on
 
     def executor_for(self, livemode: bool) -> Executor:
         return self.executor if livemode else self.test_executor
@@ -80,6 +92,8 @@ class ServerContext:
         processes and the sweeper."""
         self.lifecycle.recover()
         self.lifecycle.sweep()
+        self.lifecycle.tokens.key()     # the loop checks tokens without the store from now on
+        self.maintenance()
         warm = getattr(self.executor, "warm", None)
         if warm is not None:
             warm()
@@ -88,14 +102,18 @@ class ServerContext:
             # the others; only a store's single server may take them at once
             self.webhooks.start(exclusive=not getattr(self.store, "shared", False))
         if self._sweeper is None:
+            self._next_sweep = time.monotonic() + self.settings.sweep_interval
             self._sweeper = threading.Thread(target=self._sweep_loop, name="trackgrade-sweeper",
                                              daemon=True)
             self._sweeper.start()
 
     def _sweep_loop(self) -> None:
-        while not self._stop.wait(self.settings.sweep_interval):
+        while not self._stop.wait(min(self.settings.sweep_interval, MAINTENANCE_REFRESH_S)):
             try:
-                self.lifecycle.sweep()
+                self.maintenance()
+                if time.monotonic() >= self._next_sweep:
+                    self._next_sweep = time.monotonic() + self.settings.sweep_interval
+                    self.lifecycle.sweep()
             except StoreError as exc:       # an outage: one line, the next sweep retries
                 log.warning("the sweeper could not reach the store: %s", exc)
             except Exception:  # noqa: BLE001 - keep sweeping
@@ -126,7 +144,8 @@ def create_app(settings: Settings, *, store: Store | None = None,
         executor = ProcessExecutor(settings.workers, queue_size=settings.queue_size)
     if test_executor is None:
         test_executor = ThreadExecutor(2, queue_size=max(64, settings.test_in_flight * 4))
-    lifecycle = Lifecycle(store, clock, docs_url=settings.docs_url or None,
+    docs_url = lambda: reference.request_root(settings, ctx.bound)  # noqa: E731
+    lifecycle = Lifecycle(store, clock, docs_url=docs_url,
                           upload_ttl=settings.upload_token_ttl,
                           idempotency_ttl=settings.idempotency_ttl,
                           node=node_name(settings),
@@ -144,18 +163,15 @@ def create_app(settings: Settings, *, store: Store | None = None,
                       JSON_SORT_KEYS=False, PROPAGATE_EXCEPTIONS=False, TRAP_HTTP_EXCEPTIONS=False)
     app.url_map.strict_slashes = False
     app.extensions["trackgrade"] = ctx
-    envelope.install(app, settings.docs_url or None, settings.retry_after)
+    envelope.install(app, docs_url, settings.retry_after)
 
     @app.before_request
     def _begin():
         g.started = time.perf_counter()
         g.request_id = envelope.new_request_id()
-        rule = request.url_rule
-        if rule is not None and request.endpoint not in EXEMPT_FROM_MAINTENANCE \
+        if request.url_rule is not None and routing.in_maintenance_scope(request.endpoint) \
                 and ctx.maintenance():
-            raise TrackgradeError("service_unavailable", "the service is down for maintenance; "
-                                  "retry later",
-                                  headers={"Retry-After": str(settings.retry_after)})
+            raise routing.maintenance_error(settings.retry_after)
 
     @app.after_request
     def _rate_headers(response):

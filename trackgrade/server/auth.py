@@ -49,6 +49,12 @@ def authenticate(store: Store, header: str | None, settings: Settings) -> Caller
         if err.code == "invalid_api_key":
             raise _unauthorized(err.message) from None
         raise
+    return caller_for(key, account, settings)
+
+
+def caller_for(key: dict, account: dict, settings: Settings) -> Caller:
+    """The `Caller` of one key of an account: its mode, billing and effective
+    limits (the developer console shows these for each key)."""
     livemode = bool(key.get("livemode"))
     defaults = limits_for(settings, "live" if livemode else "test")
     custom = (account.get("limits") or {}) if livemode else {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from trackgrade.errors import ERROR_CODES
+from trackgrade.server import reference
 
 SERVER_FIELDS = ("object", "id", "status", "diagnosis_status", "livemode", "external_id",
                  "file_name", "mastering_status", "created_at", "completed_at")
@@ -73,7 +74,7 @@ def status_document(row: dict) -> dict:
 def embedded_error(code: str, message: str, docs_url: str | None) -> dict:
     """The Error object stored on a failed analysis (no request id: it is not a response)."""
     return {"type": ERROR_CODES[code][1], "code": code, "message": message, "param": None,
-            "doc_url": f"{docs_url}#{code}" if docs_url else None}
+            "doc_url": reference.doc_url(code, docs_url)}
 
 
 def failed_event_data(row: dict) -> dict:

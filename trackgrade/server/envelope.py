@@ -20,6 +20,7 @@ from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
 from trackgrade.errors import ERROR_CODES, TrackgradeError
+from trackgrade.server import reference, routing
 
 log = logging.getLogger("trackgrade.server")
 
@@ -40,14 +41,15 @@ def new_request_id() -> str:
 
 def error_body(code: str, message: str, *, request_id: str, docs_url: str | None,
                param: str | None = None) -> dict:
-    """The spec 7.1 envelope: type from ERROR_CODES, doc_url `{docs_url}#<code>`."""
+    """The spec 7.1 envelope: type from ERROR_CODES, doc_url `{docs_url}/<code>`
+    (`docs_url`: the error reference's absolute URL, trackgrade.server.reference)."""
     _status, kind = ERROR_CODES[code]
     return {"error": {
         "type": kind,
         "code": code,
         "message": message,
         "param": param,
-        "doc_url": f"{docs_url}#{code}" if docs_url else None,
+        "doc_url": reference.doc_url(code, docs_url),
         "request_id": request_id,
     }}
 
@@ -80,7 +82,8 @@ def current_request_id() -> str:
 
 def _docs_url() -> str | None:
     from flask import current_app
-    return current_app.config.get("TRACKGRADE_DOCS_URL")
+    root = current_app.config.get("TRACKGRADE_DOCS_URL")
+    return root() if callable(root) else root
 
 
 def http_error(exc: HTTPException) -> TrackgradeError:
@@ -89,14 +92,11 @@ def http_error(exc: HTTPException) -> TrackgradeError:
     code, message = _HTTP_CODES.get(status, ("api_error", "unexpected server error"))
     if status >= 500:
         code = "service_unavailable" if status == 503 else "api_error"
-    headers = {}
     if status == 405:
-        allowed = sorted(getattr(exc, "valid_methods", None) or ())
-        headers["Allow"] = ", ".join(allowed)
-        message = f"{request.method} is not allowed here; allowed: {', '.join(allowed)}"
+        return routing.method_not_allowed(request.method, getattr(exc, "valid_methods", None))
     if status == 404:
-        message = f"no route {request.path}; see /v1/openapi.json"
-    return TrackgradeError(code, message, headers=headers)
+        return routing.route_not_found(request.path)
+    return TrackgradeError(code, message)
 
 
 def store_unavailable(exc: Exception | None, retry_after: int) -> TrackgradeError:
@@ -107,8 +107,9 @@ def store_unavailable(exc: Exception | None, retry_after: int) -> TrackgradeErro
                            headers={"Retry-After": str(max(1, int(retry_after)))})
 
 
-def install(app: Flask, docs_url: str | None, retry_after: int = 30) -> None:
-    """Register the handlers and the X-Request-Id stamp on `app`."""
+def install(app: Flask, docs_url, retry_after: int = 30) -> None:
+    """Register the handlers and the X-Request-Id stamp on `app`; `docs_url`
+    is the error reference's URL or a function of the current request giving it."""
     from trackgrade.server.store import StoreError
 
     app.config["TRACKGRADE_DOCS_URL"] = docs_url

@@ -11,6 +11,7 @@ url_map and the codes the server raises.
 
 from __future__ import annotations
 
+from trackgrade.display import CONTROLS_CLASS
 from trackgrade.document import component_schemas, served_analysis_schema
 from trackgrade.errors import ERROR_CODES
 from trackgrade.grading.genres import GENRES
@@ -193,8 +194,10 @@ IDEMPOTENCY_KEY = {"type": "string", "minLength": 1, "maxLength": 255,
 
 
 # what routes.analyses.parse_submission accepts in external_id: no control
-# character (C0, DEL, C1: Unicode category Cc)
-EXTERNAL_ID_PATTERN = "^[^\\x00-\\x1f\\x7f-\\x9f]*$"
+# character (C0, DEL, C1, bidi and zero-width format characters: display.is_control)
+EXTERNAL_ID_PATTERN = f"^[^{CONTROLS_CLASS}]*$"
+# ... and in file_name: the same, and not only whitespace
+FILE_NAME_PATTERN = f"^[^{CONTROLS_CLASS}]*[^\\s{CONTROLS_CLASS}][^{CONTROLS_CLASS}]*$"
 
 
 def _any_case(text: str) -> str:
@@ -208,7 +211,7 @@ def file_name_schema() -> dict:
 
     refused = "|".join(_any_case(e) for e in sorted(UNSUPPORTED_EXTENSIONS))
     return {"type": "string", "minLength": 1, "maxLength": MAX_NAME,
-            "pattern": IDEMPOTENCY_KEY["pattern"],
+            "pattern": FILE_NAME_PATTERN,
             "not": {"pattern": f"\\.(?:{refused})$"},
             "description": "WAV, MP3, AIFF or FLAC; names ending in another format's "
                            "extension are refused"}
@@ -312,6 +315,17 @@ def paths() -> dict:
             "openapiDocument", "This document",
             ("200", {"description": "OpenAPI 3.1", "content": {"application/json": {
                 "schema": {"type": "object"}}}}), (), auth=False)},
+        "/errors": {"get": _op(
+            "errorReference", "The error reference: every error code, what it means and what "
+            "to do (HTML; each has an anchor #<code>)",
+            ("200", {"description": "the reference", "content": {"text/html": {"schema": _STR}}}),
+            (), auth=False)},
+        "/errors/{code}": {"get": _op(
+            "errorReferenceEntry", "One error code's entry: every error's doc_url opens it",
+            ("200", {"description": "the entry", "content": {"text/html": {"schema": _STR}}}),
+            ("not_found",), auth=False,
+            params=[_param("code", "path", {"enum": list(ERROR_CODES)},
+                           description="an error code")])},
     }
 
 

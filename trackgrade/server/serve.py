@@ -2,9 +2,10 @@
 
 - `inbuf_overflow` above the largest accepted body and `max_request_body_size`
   at it: waitress never spools a request body to a temporary file (it would
-  above its default 512 KB). Memory: an upload is held once by waitress and
-  once by the form parser while the request runs (about 2x the file; at most
-  `threads` requests at a time); `outbuf_overflow` is raised too so no
+  above its default 512 KB). Memory: an upload is held by waitress until the
+  form is parsed (then freed: `routes.uploads.release_body`), by the parsed
+  bytes and by their copy pickled to the worker: about 2.2x the file at the
+  peak, measured (README "Memory"); `outbuf_overflow` is raised too so no
   response is spooled either.
 - `connections.guard` refuses bodies from the request head (route limits,
   the upload token and declared size, a budget of body bytes in flight),
@@ -13,8 +14,9 @@
   X-Request-Id instead of waitress's plain-text page.
 
 - One server per data directory: `run` holds an exclusive flock on
-  `<data>/server.lock` for its whole life (released by the kernel when the
-  process dies, kill -9 included); a second `serve` on the same directory
+  `<data>/server.lock` for the whole life of the process (never released by
+  hand: the kernel releases it when the process ends, kill -9 included, so
+  a process still winding down keeps it); a second `serve` on the same directory
   refuses with one line naming it. The admin commands do not take this lock
   (they share the store's own per-transaction lock), so they keep working on
   the directory of a running server.
@@ -32,6 +34,7 @@ import gc
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from dataclasses import dataclass
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from waitress.server import create_server
 
 from trackgrade.config import Settings
+from trackgrade.server import reference
 from trackgrade.server.connections import guard, waitress_adjustments
 from trackgrade.server.routes.uploads import MULTIPART_OVERHEAD
 from trackgrade.server.store import StoreError
@@ -64,7 +68,8 @@ def build_server(app, settings: Settings, *, host: str | None = None, port: int 
     server = create_server(app, host=host or settings.host,
                            port=settings.port if port is None else port,
                            **adjustments(settings))
-    server.trackgrade_docs_url = settings.docs_url or None
+    server.trackgrade_docs_url = reference.root(settings, (server.effective_host,
+                                                           server.effective_port))
     guard(server, app, settings, upload_overhead=MULTIPART_OVERHEAD)
     ctx = app.extensions.get("trackgrade") if hasattr(app, "extensions") else None
     if ctx is not None:
@@ -102,13 +107,20 @@ def start_in_thread(app, settings: Settings, *, host: str = "127.0.0.1",
 
 
 SERVER_LOCK = "server.lock"
+DATA_DIR_MODE = 0o700
+_HELD_LOCKS: list[int] = []     # lock descriptors, open until the process ends
 
 
 def lock_data_dir(data_dir: str) -> int:
     """Hold `<data_dir>/server.lock` exclusively (the returned descriptor
-    keeps it); StoreError naming the directory when another server has it."""
+    keeps it); StoreError naming the directory when another server has it.
+    The directory is made 0700, or tightened to it when it already exists
+    (it holds the store, the upload-token secret and the keys' hashes)."""
     try:
-        os.makedirs(data_dir, mode=0o700, exist_ok=True)
+        os.makedirs(data_dir, mode=DATA_DIR_MODE, exist_ok=True)
+        if stat.S_IMODE(os.stat(data_dir).st_mode) != DATA_DIR_MODE:
+            os.chmod(data_dir, DATA_DIR_MODE)
+            log.warning("data directory %s tightened to mode 0700", data_dir)
         fd = os.open(os.path.join(data_dir, SERVER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StoreError(f"cannot open data directory {data_dir}: "
@@ -135,19 +147,37 @@ def state_location(settings: Settings) -> str:
     return f"data {settings.data_dir}"
 
 
+EXIT_GRACE_S = 10.0      # after "stopping", the longest the process may take to end
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _end_within(seconds: float) -> None:
+    """Make sure the process ends `seconds` from now even if some thread
+    will not (the lock must never outlive the server, nor the server its
+    SIGTERM): a daemon timer that exits hard."""
+    def _hard_exit():
+        log.warning("trackgrade did not stop within %g s; exiting now", seconds)
+        logging.shutdown()
+        os._exit(1)
+    timer = threading.Timer(seconds, _hard_exit)
+    timer.daemon = True
+    timer.start()
 
 
 def run(settings: Settings) -> None:
     """The `trackgrade serve` command: build, bind, recover, serve until
     interrupted (SIGINT/SIGTERM); in-flight work is recovered on the next start."""
+    from trackgrade.server import logs
     from trackgrade.server.app import context, create_app
 
+    logs.configure()
     # one server per data directory, before recovery touches any work (servers
     # sharing a PostgreSQL database coordinate through it instead)
-    lock = None if settings.database_url else lock_data_dir(settings.data_dir)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if not settings.database_url:
+        _HELD_LOCKS.append(lock_data_dir(settings.data_dir))
     app = create_app(settings)
     ctx = context(app)
     server = None
@@ -174,9 +204,9 @@ def run(settings: Settings) -> None:
         pass
     finally:
         log.info("trackgrade stopping")
+        _end_within(EXIT_GRACE_S)
         if server is not None:
             server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
         ctx.close(wait=False)
         ctx.store.close()
-        if lock is not None:
-            os.close(lock)
+        # the lock stays held (`_HELD_LOCKS`): the kernel releases it when the process ends

@@ -103,6 +103,13 @@ def enhance_stage(analysis: Analysis) -> Outcome:
     return _guard(lambda: pipeline.enhance(analysis))
 
 
+def canned_enhance_stage(analysis: Analysis) -> Outcome:
+    """Test mode: the enhanced narrative, still opening with the canned note."""
+    from trackgrade import testmode
+
+    return _guard(lambda: analysis.with_diagnosis(testmode.canned_diagnosis(analysis)))
+
+
 def canned_score_stage(data: bytes, file_name: str, mastering_status: str,
                        genre: str | None = None, codec_preview: bool = False) -> Outcome:
     """Test mode: the canned analysis (bytes never decoded), or the `_fail_<code>`."""
@@ -151,7 +158,8 @@ class _PoolExecutor:
                     "exponential backoff", headers={"Retry-After": "5"})
             self._pending += 1
         first = canned_score_stage if job.test_mode else score_stage
-        second = enhance_stage          # the narrative never touches audio: one stage for both
+        # the narrative never touches audio; a canned one keeps saying it is canned
+        second = canned_enhance_stage if job.test_mode else enhance_stage
         try:
             future = self._pool().submit(first, job.data, job.file_name, job.mastering_status,
                                          job.genre, job.codec_preview)

@@ -6,12 +6,14 @@ waitress buffers a request's whole body in memory before the app sees it
 `channel_timeout` counts only silence. So the rules live at waitress's level:
 
 - `admission`: what a request may send, decided from its head (route,
-  method, upload token, declared format size) before a body byte is read,
-  and a server-wide budget of body bytes in flight;
+  method, upload token, declared format size) before a body byte is read and
+  without the store (the loop thread never waits on it), and the budget of
+  body bytes in flight: server-wide, and a share per account and per key;
 - `channel`: the guarded parser and channel (refusals answered with the
   envelope and drained, a per-address connection cap) and the deadlines
-  (`head_timeout` for a request head, `min_body_rate` for a body) checked
-  once a second on the loop thread.
+  (`head_timeout` for a request head, `min_body_rate` for a body, an upload's
+  token for its reservation, a shorter idle keep-alive on a crowded server)
+  checked once a second on the loop thread.
 
 `guard(server, app, settings)` installs all of it on a waitress server.
 """

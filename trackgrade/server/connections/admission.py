@@ -1,45 +1,54 @@
 """What a request may send, decided from its head before any body byte is read.
 
-`Gate.admit(head)` answers an `Admission` (the most body bytes the request
-may send, reserved from the server-wide budget) or raises `Refused` carrying
-the TrackgradeError to answer, in the app's order: an unknown route 404
-`route_not_found`, a method the route does not take 405 `method_not_allowed`
-(with `Allow`), in maintenance 503 `service_unavailable`; then:
+`Gate.admit(head)` runs on waitress's event-loop thread and never touches the
+store (one slow query there would stall every connection). It answers an
+`Admission` (the most body bytes the request may send, and whose shares of
+the body budget they count against) or raises `Refused` carrying the
+TrackgradeError to answer, in the app's order (`routing`, the one home of
+these rules): an unknown route 404 `route_not_found`, a method the route does
+not take 405 `method_not_allowed` (with `Allow`), in maintenance 503
+`service_unavailable` (the switch as last read by the sweeper or a request
+thread); then:
 
 - `GET`, `HEAD`, `DELETE`: no body at all (413 `request_too_large`);
-- the upload route (`POST /v1/uploads/<id>`): the bearer upload token must
-  open that analysis (401 `upload_token_invalid`), the engine must have room
-  (503 `engine_at_capacity`, token kept), and the declared size must fit the
-  server's limit and the limit of the format the submitted `file_name`
-  declares (413 `file_too_large`, which fails the analysis as the app would);
+- the upload route (`POST /v1/uploads/<id>`): the bearer upload token must be
+  the one derived for that analysis (401 `upload_token_invalid`; whether it is
+  still unused and unexpired is the route's check, against the store), the
+  engine must have room (503 `engine_at_capacity`, token kept), and the
+  declared size must fit the server's limit and the limit of the format the
+  submitted `file_name` declares (413 `file_too_large`, which fails the
+  analysis as the app would). The analysis's account, key, `file_name` and
+  deadline come from the lifecycle's in-memory `AwaitingUploads` (on a store
+  of its own the server made every analysis, so one it does not know awaits
+  nothing: 401; on a shared database, one another node made moments ago is
+  admitted under an "unattributed" share until the next sweep learns of it);
 - every other route: at most `max_json_bytes` (413 `request_too_large`).
 
 `BodyBudget` bounds the body bytes held by all requests together (waitress
-buffers each body whole in memory before the app runs): a request whose
-declared length does not fit is refused with 503 `engine_at_capacity` and
-`Retry-After`; a chunked body reserves as it arrives. A reservation is
-returned when the request is closed (answered, or its connection gone).
+buffers each body whole in memory before the app runs) and, for uploads, by
+each account and each key: one tenant holds at most its share, so others
+still get through. A request whose declared length does not fit is refused
+with 503 `engine_at_capacity` and `Retry-After`, the message naming what is
+full; a chunked body reserves as it arrives. A reservation is returned when
+the request is closed (answered, or its connection gone), and an upload's
+connection is closed when its analysis stops awaiting bytes or its token's
+deadline passes (`channel.enforce_deadlines`).
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable
 
 from trackgrade.errors import TrackgradeError
+from trackgrade.server import routing
 
-log = logging.getLogger("trackgrade.server")
-# after a store outage seen while admitting a head, heads are answered 503 without
-# asking the store again for this long (each ask may wait for a connection)
-STORE_RETRY_S = 1.0
-
-UPLOADS = "/v1/uploads/"
-OPENAPI = "/v1/openapi.json"     # served in maintenance too
+UPLOAD_ENDPOINT = "uploads.upload"
 BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
 BUDGET_RETRY_AFTER_S = 5
+SERVER = "server"
+UNATTRIBUTED = "unattributed"   # uploads of analyses this process does not know (yet)
 
 
 class Refused(Exception):
@@ -66,37 +75,91 @@ class Head:
 class Admission:
     limit: int                         # the most body bytes this request may send
     size_check: Callable[[int], None]  # raises Refused for a body that grew too large
+    owners: tuple[str, ...] = ()       # the budget shares it counts against, beside the server's
+    analysis_id: str | None = None     # an upload: it ends when the analysis stops awaiting bytes
+    deadline: float | None = None      # ... or at this lifecycle-clock time (the token's expiry)
+
+
+def shares(settings, largest: int) -> tuple[int, int, int]:
+    """(server budget, one account's share, one key's share) in bytes: an
+    account holds at most half the budget, a key half its account's share,
+    each at least one largest upload."""
+    capacity = max(settings.max_body_bytes_in_flight, largest)
+    account = max(settings.max_body_bytes_per_account or capacity // 2, largest)
+    return capacity, min(account, capacity), min(max(account // 2, largest), capacity)
 
 
 class BodyBudget:
-    """Body bytes in flight, all requests together (thread-safe)."""
+    """Body bytes in flight: all requests together, and per owner (an account,
+    a key, the unattributed uploads), thread-safe."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, account_share: int | None = None,
+                 key_share: int | None = None) -> None:
         self.capacity = capacity
+        self.account_share = account_share or capacity
+        self.key_share = key_share or self.account_share
         self.held = 0
+        self.by_owner: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def reserve(self, size: int) -> bool:
+    def share(self, owner: str) -> int:
+        return self.key_share if owner.startswith("key:") else self.account_share
+
+    def reserve(self, size: int, owners: tuple[str, ...] = ()) -> str | None:
+        """Reserve `size` bytes; None when done, else what is full (SERVER or an owner)."""
         with self._lock:
             if self.held + size > self.capacity:
-                return False
+                return SERVER
+            for owner in owners:
+                if self.by_owner.get(owner, 0) + size > self.share(owner):
+                    return owner
             self.held += size
-            return True
+            for owner in owners:
+                self.by_owner[owner] = self.by_owner.get(owner, 0) + size
+            return None
 
-    def release(self, size: int) -> None:
+    def release(self, size: int, owners: tuple[str, ...] = ()) -> None:
         with self._lock:
             self.held = max(0, self.held - size)
+            for owner in owners:
+                left = self.by_owner.get(owner, 0) - size
+                if left > 0:
+                    self.by_owner[owner] = left
+                else:
+                    self.by_owner.pop(owner, None)
 
 
-def budget_full(size: int, budget: BodyBudget) -> Refused:
-    return Refused(TrackgradeError(
-        "engine_at_capacity", f"the server holds as many request bodies as it can "
-        f"({budget.held} of {budget.capacity} bytes in flight; this one declares {size}); "
-        "retry shortly", headers={"Retry-After": str(BUDGET_RETRY_AFTER_S)}))
+def budget_full(size: int, budget: BodyBudget, full: str = SERVER) -> Refused:
+    if full == SERVER:
+        what = (f"the server holds as many request bodies as it can ({budget.held} of "
+                f"{budget.capacity} bytes in flight; this one declares {size})")
+    else:
+        kind = full.split(":", 1)[0]
+        what = (f"the uploads in progress of this {kind} hold {budget.by_owner.get(full, 0)} "
+                f"bytes of its {budget.share(full)}-byte share of the server's body budget "
+                f"(this one declares {size}); finish or abandon one")
+    return Refused(TrackgradeError("engine_at_capacity", f"{what}; retry shortly",
+                                   headers={"Retry-After": str(BUDGET_RETRY_AFTER_S)}))
+
+
+def address_key(address: str) -> str:
+    """What the per-address cap counts: an IPv4 address, or an IPv6 /64
+    (one host is handed a whole /64; an IPv4-mapped address is its IPv4)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 class AddressCount:
-    """Open connections per client address (used on the loop thread only)."""
+    """Open connections per client address (IPv6: per /64), loop thread only."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
@@ -104,16 +167,18 @@ class AddressCount:
 
     def open(self, address: str) -> bool:
         """Count one more; False when that puts the address over the cap."""
-        count = self.open_by_address.get(address, 0) + 1
-        self.open_by_address[address] = count
+        key = address_key(address)
+        count = self.open_by_address.get(key, 0) + 1
+        self.open_by_address[key] = count
         return self.cap <= 0 or count <= self.cap
 
     def close(self, address: str) -> None:
-        count = self.open_by_address.get(address, 0) - 1
+        key = address_key(address)
+        count = self.open_by_address.get(key, 0) - 1
         if count > 0:
-            self.open_by_address[address] = count
+            self.open_by_address[key] = count
         else:
-            self.open_by_address.pop(address, None)
+            self.open_by_address.pop(key, None)
 
 
 class Gate:
@@ -125,38 +190,21 @@ class Gate:
         self.ctx = ctx
         self.url_map = url_map
         self.overhead = upload_overhead
-        largest = settings.max_upload_bytes + upload_overhead
-        self.budget = BodyBudget(max(settings.max_body_bytes_in_flight, largest))
+        self.budget = BodyBudget(*shares(settings, settings.max_upload_bytes + upload_overhead))
         self.connections = AddressCount(settings.max_connections_per_address)
-        self.store_down_until = 0.0      # monotonic time before which the store is not asked
 
     def admit(self, head: Head) -> Admission:
-        """The admission of one request head; a store that cannot be read here
-        answers as the app would (503 service_unavailable with Retry-After)."""
-        from trackgrade.server.envelope import store_unavailable
-        from trackgrade.server.store import StoreError
-
-        if time.monotonic() < self.store_down_until:       # no store wait on the event loop
-            raise Refused(store_unavailable(None, self.settings.retry_after))
-        try:
-            return self._admit(head)
-        except StoreError as exc:
-            log.warning("store unavailable while admitting %s %s: %s", head.method, head.path, exc)
-            self.store_down_until = time.monotonic() + STORE_RETRY_S
-            raise Refused(store_unavailable(exc, self.settings.retry_after)) from None
-
-    def _admit(self, head: Head) -> Admission:
         method = head.method.upper()
-        self._route(method, head.path)
-        if self.ctx is not None and head.path.rstrip("/") != OPENAPI and self.ctx.maintenance():
-            raise Refused(TrackgradeError(
-                "service_unavailable", "the service is down for maintenance; retry later",
-                headers={"Retry-After": str(self.settings.retry_after)}))
+        endpoint, args = (None, {}) if self.url_map is None else \
+            _routed(self.url_map, method, head.path)
+        if self.ctx is not None and routing.in_maintenance_scope(endpoint) \
+                and self.ctx.maintenance_seen:
+            raise Refused(routing.maintenance_error(self.settings.retry_after))
         if method in BODYLESS_METHODS:
             raise Refused(TrackgradeError(
                 "request_too_large", f"{method} requests take no body; send none"))
-        if method == "POST" and head.path.startswith(UPLOADS) and self.ctx is not None:
-            return self._admit_upload(head)
+        if endpoint == UPLOAD_ENDPOINT and self.ctx is not None:
+            return self._admit_upload(head, str(args.get("analysis_id", "")))
         limit = self.settings.max_json_bytes
 
         def json_size(size: int) -> None:
@@ -169,45 +217,34 @@ class Gate:
             json_size(head.content_length)
         return Admission(limit, json_size)
 
-    def _route(self, method: str, path: str) -> None:
-        """404 / 405 (with Allow) from the head, as the app's routing would answer."""
-        if self.url_map is None:
-            return
-        from werkzeug.exceptions import MethodNotAllowed, NotFound
-        from werkzeug.routing import RequestRedirect
-
-        try:
-            self.url_map.bind("trackgrade").match(path, method=method)
-        except NotFound:
-            raise Refused(TrackgradeError(
-                "route_not_found", f"no route {path}; see /v1/openapi.json")) from None
-        except MethodNotAllowed as exc:
-            allowed = ", ".join(sorted(exc.valid_methods or ()))
-            raise Refused(TrackgradeError(
-                "method_not_allowed", f"{method} is not allowed here; allowed: {allowed}",
-                headers={"Allow": allowed})) from None
-        except RequestRedirect:
-            pass
-
-    def _admit_upload(self, head: Head) -> Admission:
+    def _admit_upload(self, head: Head, analysis_id: str) -> Admission:
         from trackgrade.server.auth import bearer
+        from trackgrade.server.lifecycle.tokens import token_invalid
         from trackgrade.server.routes.common import is_uuid
         from trackgrade.server.routes.uploads import check_room, check_upload_size
 
-        ctx = self.ctx
-        analysis_id = head.path[len(UPLOADS):].rstrip("/")
+        lifecycle = self.ctx.lifecycle
         token = bearer(head.headers.get("AUTHORIZATION"))
-        try:
-            if not is_uuid(analysis_id):
-                raise TrackgradeError("upload_token_invalid", "the upload token is missing, "
-                                      "invalid, expired or already used; submit the analysis "
-                                      "again")
-            row = ctx.lifecycle.upload_row(analysis_id, token)
-            check_room(ctx.executor_for(bool(row["livemode"])))
-        except TrackgradeError as err:
-            raise Refused(err) from None
-        file_name = row["file_name"]
+        if not is_uuid(analysis_id) or (lifecycle.tokens.loaded
+                                        and not lifecycle.tokens.matches(analysis_id, token)):
+            raise Refused(token_invalid())
+        entry = lifecycle.awaiting.get(analysis_id)
+        now = lifecycle.clock.time()
         max_bytes = self.settings.max_upload_bytes
+        if entry is None:
+            if not lifecycle.shared:   # this process made every analysis: none awaits this
+                raise Refused(token_invalid())
+            # another node made it moments ago, or it awaits nothing: the route knows
+            owners, deadline, file_name = (UNATTRIBUTED,), now + lifecycle.upload_ttl, None
+        else:
+            if now >= entry.expires_at:
+                raise Refused(token_invalid())
+            owners = (f"key:{entry.key_id}", f"account:{entry.account_id}")
+            deadline, file_name = entry.expires_at, entry.file_name
+            try:
+                check_room(self.ctx.executor_for(entry.livemode))
+            except TrackgradeError as err:
+                raise Refused(err) from None
 
         def upload_size(size: int) -> None:
             try:
@@ -217,15 +254,37 @@ class Gate:
 
         if not head.chunked:
             upload_size(head.content_length)
-        return Admission(max_bytes + self.overhead, upload_size)
+        return Admission(max_bytes + self.overhead, upload_size, owners,
+                         analysis_id if entry is not None else None, deadline)
 
     def _reject(self, analysis_id: str, token: str, err: TrackgradeError):
-        """Fail the analysis (credit restored) as the upload route would have."""
+        """Fail the analysis (credit restored) as the upload route would have
+        (on a request thread: the error task runs there)."""
+        import logging
+
         def reject() -> None:
             try:
                 self.ctx.lifecycle.reject_upload(analysis_id, token, err.code, err.message)
             except TrackgradeError:
                 pass            # the token was spent meanwhile: nothing to fail
             except Exception:  # noqa: BLE001 - never break the error answer
-                log.exception("failing an oversized upload failed")
+                logging.getLogger("trackgrade.server").exception(
+                    "failing an oversized upload failed")
         return reject
+
+    def expired(self, admission: Admission) -> bool:
+        """Whether an upload's reservation has ended: its analysis no longer
+        awaits bytes here, or its token's deadline has passed."""
+        if admission.deadline is None or self.ctx is None:
+            return False
+        lifecycle = self.ctx.lifecycle
+        if admission.analysis_id is not None and admission.analysis_id not in lifecycle.awaiting:
+            return True
+        return lifecycle.clock.time() >= admission.deadline
+
+
+def _routed(url_map, method: str, path: str) -> tuple[str | None, dict]:
+    try:
+        return routing.match(url_map, method, path)
+    except TrackgradeError as err:
+        raise Refused(err) from None

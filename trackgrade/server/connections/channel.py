@@ -33,7 +33,7 @@ access_log = logging.getLogger("trackgrade.access")
 
 LINGER_S = 2.0
 RATE_WINDOW_S = 5.0
-UPLOADS = "/v1/uploads/"
+CROWDED_IDLE_S = 5.0         # idle keep-alive once half the connection cap is open
 
 # waitress error status -> our code (status follows from the code)
 _WAITRESS_CODES = {400: "parameter_invalid", 413: "request_too_large", 431: "request_too_large",
@@ -124,6 +124,11 @@ class GuardedParser(HTTPRequestParser):
 
     def _head_complete(self) -> None:
         self.checkpoint = (time.monotonic(), 0)
+        if _both_framings(self):
+            # RFC 9112 6.1: the body is framed by Transfer-Encoding (waitress
+            # does), and the connection must close after this answer
+            self.connection_close = True
+            self.headers["CONNECTION"] = "close"
         declared = self.content_length if not self.chunked else 0
         if not (self.chunked or declared > 0) or self.empty:
             return
@@ -133,18 +138,21 @@ class GuardedParser(HTTPRequestParser):
         self.admission = gate.admit(Head(self.command, self.path, self.headers, declared,
                                          self.chunked))
         if declared:
-            if not gate.budget.reserve(declared):
-                raise budget_full(declared, gate.budget)
-            self.reserved = declared
+            self._reserve(declared)
+
+    def _reserve(self, size: int) -> None:
+        """Hold `size` body bytes in all (more as a chunked body grows)."""
+        budget = self.channel.gate.budget
+        full = budget.reserve(size - self.reserved, self.admission.owners)
+        if full is not None:
+            raise budget_full(size, budget, full)
+        self.reserved = size
 
     def _body_grew(self) -> None:
         size = self.body_bytes_received
         self.admission.size_check(size)
         if self.chunked and size > self.reserved:
-            budget = self.channel.gate.budget
-            if not budget.reserve(size - self.reserved):
-                raise budget_full(size, budget)
-            self.reserved = size
+            self._reserve(size)
 
     def _refuse(self, refused: Refused) -> None:
         self.error = RefusedError(refused)
@@ -155,12 +163,19 @@ class GuardedParser(HTTPRequestParser):
 
     def _release(self) -> None:
         if self.reserved:
-            self.channel.gate.budget.release(self.reserved)
+            self.channel.gate.budget.release(self.reserved, self.admission.owners)
             self.reserved = 0
 
     def close(self) -> None:
         self._release()
         super().close()
+
+
+def _both_framings(parser: HTTPRequestParser) -> bool:
+    """Content-Length beside Transfer-Encoding (waitress pops the latter from
+    an HTTP/1.1 head once it has read it as chunked)."""
+    headers = parser.headers
+    return "CONTENT_LENGTH" in headers and (parser.chunked or "TRANSFER_ENCODING" in headers)
 
 
 def _is_body_size_error(error) -> bool:
@@ -253,13 +268,28 @@ class GuardedChannel(HTTPChannel):
         super().del_channel(map)
 
 
+def idle_timeout(open_channels: int, max_connections: int, channel_timeout: float) -> float:
+    """How long an idle keep-alive connection is kept: `channel_timeout`, or
+    CROWDED_IDLE_S once half of `max_connections` are open (idle connections
+    then make room for new clients instead of holding the cap)."""
+    if max_connections > 0 and open_channels * 2 >= max_connections:
+        return min(channel_timeout, CROWDED_IDLE_S)
+    return channel_timeout
+
+
 def enforce_deadlines(server, now: float) -> None:
     """Once a second on the loop thread: a head must be complete within
     `head_timeout` of its first byte (of the connection, for its first
     request); a body must arrive at `min_body_rate` bytes/s or more, measured
-    over windows of RATE_WINDOW_S; a drained refusal ends after LINGER_S."""
-    settings = server.trackgrade_gate.settings
+    over windows of RATE_WINDOW_S, and an upload's body before its analysis
+    stops awaiting bytes (its token's deadline: then its reservation is
+    returned at once); an idle keep-alive connection is closed sooner when
+    many are open (`idle_timeout`); a drained refusal ends after LINGER_S."""
+    gate = server.trackgrade_gate
+    settings = gate.settings
     mono = time.monotonic()
+    idle_limit = idle_timeout(len(server.active_channels), settings.max_connections,
+                              server.adj.channel_timeout)
     for channel in list(server.active_channels.values()):
         if not isinstance(channel, GuardedChannel):
             continue
@@ -277,10 +307,16 @@ def enforce_deadlines(server, now: float) -> None:
         if request is None:
             if not channel.answered_any and mono - channel.opened > settings.head_timeout:
                 channel.will_close = True
+            elif channel.answered_any and now - channel.last_activity > idle_limit:
+                channel.will_close = True        # idle keep-alive, crowded server
             continue
         if not request.headers_finished:
             if mono - request.started > settings.head_timeout:
                 channel.will_close = True
+            continue
+        if request.admission is not None and gate.expired(request.admission):
+            request.close()                  # the reservation is returned now
+            channel.will_close = True
             continue
         since, seen = request.checkpoint
         if mono - since >= RATE_WINDOW_S:

@@ -11,6 +11,7 @@ from typing import Callable
 from trackgrade.server import accounts, documents
 from trackgrade.server.clock import Clock, isoformat
 from trackgrade.server.lifecycle import markers
+from trackgrade.server.lifecycle.awaiting import AwaitingUploads
 from trackgrade.server.lifecycle.rows import DONE, AnalysisRow, load_row, save_row
 from trackgrade.server.lifecycle.tokens import TokenMinter
 from trackgrade.server.store import Store, Txn, new_event
@@ -19,7 +20,7 @@ UPLOAD_FIELD = "file"
 
 
 class LifecycleCore:
-    def __init__(self, store: Store, clock: Clock, *, docs_url: str | None,
+    def __init__(self, store: Store, clock: Clock, *, docs_url,
                  upload_ttl: int, idempotency_ttl: int, node: str = "",
                  test_retention_days: float = 0.0) -> None:
         self.store = store
@@ -28,16 +29,22 @@ class LifecycleCore:
         self.node = node
         self.shared = bool(getattr(store, "shared", False))
         self.clock = clock
-        self.docs_url = docs_url
+        self._docs_url = docs_url         # the error reference's URL, or a function giving it
         self.upload_ttl = int(upload_ttl)
         self.idempotency_ttl = int(idempotency_ttl)
         self.test_retention = float(test_retention_days) * 86400.0
         self.tokens = TokenMinter(store)
+        self.awaiting = AwaitingUploads()      # read by the connection layer's admission
         # one create at a time in this process: the embedded stores serialise
         # transactions anyway; PostgreSQL's row locks serialise what must be
         # (per key and idempotency key), so creates of other keys run in parallel
         self._create_lock = nullcontext() if self.shared else threading.Lock()
         self.on_event: Callable[[], None] | None = None   # e.g. the webhook dispatcher's kick
+
+    @property
+    def docs_url(self) -> str | None:
+        """The error reference's URL, for this request when in one (trackgrade.server.reference)."""
+        return self._docs_url() if callable(self._docs_url) else self._docs_url
 
     def _event(self, txn: Txn, event_type: str, row: AnalysisRow, data: dict) -> None:
         txn.put("events", new_event(event_type, data, account_id=row.account_id,
@@ -50,6 +57,7 @@ class LifecycleCore:
         was not processing (its markers are dropped either way)."""
         row = load_row(txn, analysis_id)
         markers.clear(txn, analysis_id)
+        self.awaiting.drop(analysis_id)
         if row is None or row.status != "processing":
             return None
         row.status, row.phase = "failed", DONE

@@ -63,6 +63,7 @@ class Creating(LifecycleCore):
             headers = {"X-Credits-Remaining": str(remaining)} if remaining is not None else {}
             outcome = Outcome(202, body, headers)
             self._remember(txn, idem_id, fingerprint, outcome, now)
+        self.awaiting.note(row)             # committed: its upload may come
         return outcome, None
 
     def _check_limits(self, txn: Txn, caller: Caller, now: float) -> None:
@@ -119,29 +120,32 @@ class Creating(LifecycleCore):
                                 "expires_at": now + self.idempotency_ttl})
 
     def replayed(self, record: dict) -> dict:
-        """A stored record ready to answer again: while its analysis still
-        awaits the bytes, with the original upload token (derived, the same
-        on every call and every node); afterwards with an empty one (nothing
-        is left to upload). Reads only."""
+        """A stored record ready to answer again: the original response byte for
+        byte, whatever its analysis did since (CONTRACT.md section 6, Replays):
+        the upload token is derived again, the same on every call and every
+        node; once used or expired it opens nothing (`row_opened_by`)."""
         upload = record["body"].get("upload")
         if upload is None:
             return record
-        analysis_id = record["body"]["id"]
-        doc = self.store.get("analyses", analysis_id)
-        row = AnalysisRow.from_doc(doc) if doc is not None else None
-        token = self.tokens.token(analysis_id) if self._open_for_upload(row) else ""
+        token = self.tokens.token(record["body"]["id"])
         return {**record, "body": {**record["body"], "upload": {**upload, "token": token}}}
 
     def _open_for_upload(self, row: AnalysisRow | None) -> bool:
         return bool(row is not None and row.awaiting_upload
                     and self.clock.time() < float(row.upload_expires_at))
 
-    def _token_opens(self, row: AnalysisRow | None, token: str | None) -> bool:
-        return self._open_for_upload(row) and self.tokens.matches(row.id, token)
+    def _token_opens(self, row: AnalysisRow | None, token: str | None, reader) -> bool:
+        """The token is this analysis's, the analysis awaits its bytes, and
+        the key that submitted it is not revoked (`reader`: the store or the
+        open transaction): revoking a key closes its uploads at once."""
+        if not (self._open_for_upload(row) and self.tokens.matches(row.id, token)):
+            return False
+        key = reader.get("keys", row.key_id)
+        return key is not None and not key.get("revoked_at")
 
     def row_opened_by(self, txn: Txn, analysis_id: str, token: str | None) -> AnalysisRow:
         row = load_row(txn, analysis_id)
-        if not self._token_opens(row, token):
+        if not self._token_opens(row, token, txn):
             raise TrackgradeError("upload_token_invalid", "the upload token was already "
                                   "used or has expired")
         return row

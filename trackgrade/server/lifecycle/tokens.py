@@ -21,8 +21,16 @@ import hmac
 import secrets
 import threading
 
+from trackgrade.errors import TrackgradeError
+
 SECRET_DOC = "upload_token_secret"
 PREFIX = "upt_"
+
+
+def token_invalid() -> TrackgradeError:
+    """401 for a token that opens nothing (the route's and the head's answer)."""
+    return TrackgradeError("upload_token_invalid", "the upload token is missing, invalid, "
+                           "expired or already used; submit the analysis again")
 
 
 class TokenMinter:
@@ -49,6 +57,11 @@ class TokenMinter:
                     doc = {"id": SECRET_DOC, "key": secrets.token_hex(32)}
                     txn.put("settings", doc)
         return bytes.fromhex(doc["key"])
+
+    @property
+    def loaded(self) -> bool:
+        """Whether `key()` answers without the store (the event loop asks)."""
+        return self._key is not None
 
     def token(self, analysis_id: str) -> str:
         mac = hmac.new(self.key(), b"upload:" + analysis_id.encode("utf-8"), hashlib.sha256)

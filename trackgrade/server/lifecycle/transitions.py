@@ -23,6 +23,7 @@ from trackgrade.server.lifecycle.create import Creating
 from trackgrade.server.lifecycle.rows import (
     DONE, ENHANCING, UPLOADED, AnalysisRow, load_row, save_row,
 )
+from trackgrade.server.lifecycle.tokens import token_invalid
 
 # the codes a failed analysis embeds (spec 7.2, plus the size limit at upload)
 EMBEDDED_CODES = ("upload_incomplete", "file_rejected", "file_too_large",
@@ -37,9 +38,8 @@ class Transitions(Creating):
         self.tokens.key()
         doc = self.store.get("analyses", analysis_id) if token else None
         row = None if doc is None else AnalysisRow.from_doc(doc)
-        if not self._token_opens(row, token):
-            raise TrackgradeError("upload_token_invalid", "the upload token is missing, invalid, "
-                                  "expired or already used; submit the analysis again")
+        if not self._token_opens(row, token, self.store):
+            raise token_invalid()
         return doc
 
     def accept_upload(self, analysis_id: str, token: str, size: int) -> dict:
@@ -52,6 +52,7 @@ class Transitions(Creating):
             save_row(txn, row)
             markers.clear(txn, analysis_id)
             markers.set_job(txn, analysis_id, self.clock.time(), self.node)
+        self.awaiting.drop(analysis_id)
         return row.to_doc()
 
     def reject_upload(self, analysis_id: str, token: str, code: str, message: str) -> None:

@@ -66,6 +66,7 @@ class Upkeep(Transitions):
             failed.extend(expired)
         self.purge_idempotency(now)
         self.prune_test_analyses()
+        self.awaiting.refresh(self.store)
         return failed
 
     def purge_idempotency(self, now: float) -> int:

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 
 from flask import Blueprint, request
 
+from trackgrade.display import has_controls
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.limits import MASTERING_STATUSES
 from trackgrade.grading.targets import check_genre
@@ -40,12 +40,6 @@ def unsupported_extension(file_name: str) -> str | None:
     return extension.lower() if dot and extension.lower() in UNSUPPORTED_EXTENSIONS else None
 
 
-def has_control_characters(text: str) -> bool:
-    """C0, DEL or C1 controls (Unicode category Cc): an escape sequence in a
-    name would drive the terminal of whoever lists it."""
-    return any(unicodedata.category(ch) == "Cc" for ch in text)
-
-
 def parse_submission(body: dict) -> Submission:
     """Validate the POST /analyses body (400 with `param` naming the field)."""
     reject_unknown(body, BODY_FIELDS)
@@ -58,8 +52,9 @@ def parse_submission(body: dict) -> Submission:
     if len(file_name) > MAX_NAME:
         raise TrackgradeError("parameter_invalid", f"file_name may be at most {MAX_NAME} "
                               f"characters (given {len(file_name)})", param="file_name")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in file_name):
-        raise TrackgradeError("parameter_invalid", "file_name contains control characters",
+    if has_controls(file_name):
+        raise TrackgradeError("parameter_invalid", "file_name contains control characters "
+                              "(escape sequences, newlines, bidirectional overrides...)",
                               param="file_name")
     extension = unsupported_extension(file_name)
     if extension is not None:
@@ -78,9 +73,10 @@ def parse_submission(body: dict) -> Submission:
             raise TrackgradeError("parameter_invalid", f"external_id may be at most "
                                   f"{MAX_EXTERNAL_ID} characters (given {len(external_id)})",
                                   param="external_id")
-        if has_control_characters(external_id):
+        if has_controls(external_id):
             raise TrackgradeError("parameter_invalid", "external_id contains control characters "
-                                  "(escape sequences, newlines, NUL...)", param="external_id")
+                                  "(escape sequences, newlines, bidirectional overrides...)",
+                                  param="external_id")
     genre = body.get("genre")
     if genre is not None:
         check_genre(genre)

@@ -10,6 +10,7 @@ import uuid
 from flask import g, request
 
 from trackgrade.errors import TrackgradeError
+from trackgrade.server import accounts
 from trackgrade.server.auth import authenticate
 from trackgrade.server.lifecycle import Caller
 
@@ -22,6 +23,7 @@ def authenticated(ctx):
         @functools.wraps(view)
         def inner(*args, **kwargs):
             caller = authenticate(ctx.store, request.headers.get("Authorization"), ctx.settings)
+            accounts.note_use(ctx.store, caller.key_id, ctx.clock)
             g.caller = caller
             g.rate_state = ctx.window.hit(caller.key_id, caller.per_minute)
             return view(caller, *args, **kwargs)

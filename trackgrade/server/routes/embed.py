@@ -24,22 +24,36 @@ THEMES = {"dark": ("#15181e", "#6b7585", "#f4f5f7", "#aab2bf"),
           "light": ("#ffffff", "#8a93a3", "#14161a", "#555d6b")}
 # size -> (width, height, score px, caption px, label px, genre px, gap px)
 SIZES = {"sm": (220, 64, 22, 9.5, 11.5, 10.5, 5), "md": (320, 92, 38, 12, 14, 13, 10)}
+# a test-mode badge: no grade letter or label, a striped neutral pill
+TEST_LETTER = "TEST"
+TEST_LABEL = "Canned test result"
+TEST_PILL = "#4a525e"
+# a genre name longer than this ("Not electronic (nearest: Drum & Bass)") gets up
+# to three lines at this share of the genre size, so it fits the small badge
+LONG_GENRE_CHARS = 24
+LONG_GENRE_SCALE = 0.86
 # grade letter -> pill colour; white text on each is >= 4.5:1
 GRADE_COLOURS = {"A": "#17753f", "B": "#3b7418", "C": "#856000", "D": "#ad4116",
                  "F": "#b8242d"}
 
 
 def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
-               size: str) -> str:
+               size: str, test: bool = False) -> str:
     """The badge page: score /100 and its caption on the left, the grade's
     label and the genre in the middle (each wraps to a second line when it is
-    long), the
-    grade letter on the right, so the content spans the whole badge."""
+    long; a long genre such as "Not electronic (nearest: Drum & Bass)" takes up
+    to three smaller lines), the grade letter on the right, so the content spans
+    the whole badge. A test-mode badge (`test`) carries no grade: a striped
+    TEST pill and "canned test result", so it never passes for a real grade."""
     background, border, text, muted = THEMES[theme]
     width, height, score_px, caption_px, label_px, genre_px, pad = SIZES[size]
     pill = GRADE_COLOURS.get(letter[:1], "#5b6472")
+    if test:
+        letter, label, pill = TEST_LETTER, TEST_LABEL, TEST_PILL
     s, g, lb, n = escape(str(score)), escape(letter), escape(label), escape(genre)
-    title = f"Hit potential {s}/100, grade {g} ({lb}), {n}"
+    title = (f"{TEST_LETTER}: {lb}, not a real grade ({s}/100, {n})" if test
+             else f"Hit potential {s}/100, grade {g} ({lb}), {n}")
+    long_genre = len(genre) > LONG_GENRE_CHARS
     style = (
         "html,body{margin:0;background:transparent}"
         f".badge{{box-sizing:border-box;width:{width}px;height:{height}px;display:flex;"
@@ -64,17 +78,23 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
         f".label{{font-size:{label_px}px;line-height:1.2;font-weight:650;overflow:hidden;"
         "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2}"
         f".genre{{font-size:{genre_px}px;line-height:1.2;color:{muted};overflow:hidden;"
-        "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2}")
+        "display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2}"
+        f".genre.long{{font-size:{genre_px * LONG_GENRE_SCALE:.1f}px;line-height:1.12;"
+        "-webkit-line-clamp:3}"
+        f".grade.test{{font-size:{round(score_px * 0.45)}px;letter-spacing:.04em;"
+        "background-image:repeating-linear-gradient(135deg,rgba(255,255,255,.14) 0 4px,"
+        "transparent 4px 8px)}")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{title}</title><meta name=\"viewport\" content=\"width=device-width\">"
         f"<style>{style}</style></head><body>"
         f"<div class=\"badge badge-{theme} badge-{size}\" role=\"img\" aria-label=\"{title}\">"
         f"<div class=\"score\"><div><span class=\"n\">{s}</span><span class=\"of\">/100</span>"
-        "</div><div class=\"cap\">hit potential</div></div>"
+        f"</div><div class=\"cap\">{'test mode' if test else 'hit potential'}</div></div>"
         "<div class=\"rule\"></div>"
-        f"<div class=\"info\"><div class=\"label\">{lb}</div><div class=\"genre\">{n}</div>"
-        f"</div><div class=\"grade\">{g}</div></div></body></html>\n")
+        f"<div class=\"info\"><div class=\"label\">{lb}</div>"
+        f"<div class=\"genre{' long' if long_genre else ''}\">{n}</div>"
+        f"</div><div class=\"grade{' test' if test else ''}\">{g}</div></div></body></html>\n")
 
 
 def blueprint(ctx) -> Blueprint:
@@ -95,7 +115,8 @@ def blueprint(ctx) -> Blueprint:
             raise TrackgradeError("not_found", "no embeddable analysis with this id", param="id")
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
                           label=result["grade"].get("label") or "",
-                          genre=result["genre"]["name"], theme=theme, size=size)
+                          genre=result["genre"]["name"], theme=theme, size=size,
+                          test=not row["livemode"])
         return Response(html, 200, content_type="text/html; charset=utf-8", headers={
             "Cache-Control": "public, max-age=60",
             "X-Content-Type-Options": "nosniff",

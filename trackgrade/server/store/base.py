@@ -48,6 +48,10 @@ is a fresh copy you may mutate freely (it is not written back until you
                  finished (recovered at start). See server/lifecycle/markers.py.
     counters     small shared counters, e.g. a key's rate window
                  {"id": "rate:<key id>", "window", "count"} (ratelimit.py).
+    sessions     the developer console's one-time sign-in links and sessions,
+                 keyed by the SHA-256 of their token (never the token), with
+                 an "expires_at" (Unix seconds) the store indexes: see
+                 trackgrade/server/console/signin.py.
 
 Indexes are fixed here (INDEXES) so every backend builds the same ones; the
 PostgreSQL backend turns each into a SQL index. Unique indexes answer
@@ -96,7 +100,7 @@ Doc = dict[str, Any]
 
 COLLECTIONS: tuple[str, ...] = (
     "accounts", "keys", "analyses", "events", "webhooks", "idempotency", "settings",
-    "deliveries", "counters", "uploads", "jobs",
+    "deliveries", "counters", "uploads", "jobs", "sessions",
 )
 
 
@@ -157,6 +161,8 @@ INDEXES: tuple[Index, ...] = (
     Index("deliveries.due", "deliveries", ("webhook_id",), ("next_attempt_at",),
           where=("state", "pending")),
     Index("deliveries.by_event", "deliveries", ("event_id",)),
+    Index("deliveries.by_webhook", "deliveries", ("webhook_id",), ("created",)),
+    Index("sessions.by_expiry", "sessions", (), ("expires_at",)),
 )
 INDEX_BY_NAME: dict[str, Index] = {index.name: index for index in INDEXES}
 

@@ -6,7 +6,9 @@ Each snapshot is read through its checksums; each journal record by record,
 past a damaged one (so the report says how many intact records lie behind
 it: the data a careless truncation would lose). A torn tail (a crashed,
 never-acknowledged write) is reported but is not damage: the next writer
-drops it.
+drops it. A journal that ends before the acknowledged mark (store.lock,
+durable.py) was cut inside records already acknowledged: that is damage,
+even when what is left looks like a torn tail.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from trackgrade.server.store.base import StoreDamage, StoreError
 from trackgrade.server.store.durable import _NAME
-from trackgrade.server.store.journal import decode_line, tail_state
+from trackgrade.server.store.journal import decode_line, read_ack_mark, tail_state
 from trackgrade.server.store.snapshot import read_snapshot
 
 _CHUNK = 16 << 20
@@ -69,13 +71,23 @@ def check_data_dir(root: str | os.PathLike) -> list[FileReport]:
     lock = root / "store.lock"
     lockfd = os.open(lock, os.O_RDONLY) if lock.exists() else None
     try:
+        mark = None
         if lockfd is not None:
             fcntl.flock(lockfd, fcntl.LOCK_SH)      # no writer mid-append while we read
-        return [check_snapshot(root / n) if n.startswith("snapshot") else check_journal(root / n)
+            mark = read_ack_mark(os.pread(lockfd, 64, 0))
+        return [check_snapshot(root / n) if n.startswith("snapshot")
+                else check_journal(root / n, acknowledged=_acknowledged(n, mark))
                 for n in names]
     finally:
         if lockfd is not None:
             os.close(lockfd)
+
+
+def _acknowledged(name: str, mark: tuple[int, int] | None) -> int:
+    """The length the mark says journal `name` had when last acknowledged (0: unknown)."""
+    if mark is None or int(_NAME.match(name).group(2)) != mark[0]:
+        return 0
+    return mark[1]
 
 
 def check_snapshot(path: Path) -> FileReport:
@@ -93,8 +105,9 @@ def check_snapshot(path: Path) -> FileReport:
     return report
 
 
-def check_journal(path: Path) -> FileReport:
-    """Every newline-terminated record of a journal (past damaged ones)."""
+def check_journal(path: Path, *, acknowledged: int = 0) -> FileReport:
+    """Every newline-terminated record of a journal (past damaged ones);
+    damage too when its whole records end before `acknowledged` bytes."""
     report = FileReport(str(path), "journal")
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -118,6 +131,13 @@ def check_journal(path: Path) -> FileReport:
                 start = end + 1
             pending = data[start:]
         report.tail, report.tail_bytes, _ = tail_state(fd, position)
+        # what the next writer keeps: whole records, and a last one whose newline it restores
+        kept = position + {"missing": report.tail_bytes + 1,
+                           "damaged": report.tail_bytes}.get(report.tail, 0)
+        if kept < acknowledged:
+            report.damage.append({"offset": position, "reason": (
+                f"the journal was cut inside acknowledged records: it ends at "
+                f"{position + report.tail_bytes}, {acknowledged} bytes were acknowledged")})
     finally:
         os.close(fd)
     return report

@@ -4,7 +4,8 @@ TinyDB rewrites its whole file on every write and is not thread-safe, so it
 is not used as a live database here. The live state is `MemoryStore`'s
 (JSON text + indexes, in memory); disk holds, in the data directory:
 
-    store.lock                 flock'ed for every transaction (all processes)
+    store.lock                 flock'ed for every transaction (all processes);
+                               holds `journal.ack_mark` (see there)
     snapshot-<G>.jsonl         a TinyDB `SnapshotStorage` file: the state
                                after every journal generation < G
     journal-<G>.log            transactions since, one checksummed line each
@@ -45,7 +46,7 @@ from typing import Iterator
 
 from trackgrade.server.store.base import COLLECTIONS, StoreError
 from trackgrade.server.store.journal import (
-    apply_ops, encode_line, mend_tail, read_transactions, tail_state,
+    ack_mark, apply_ops, encode_line, mend_tail, read_ack_mark, read_transactions, tail_state,
 )
 from trackgrade.server.store.memory import MemoryStore, State, meta_of
 from trackgrade.server.store.snapshot import (
@@ -300,10 +301,13 @@ class TinyDBStore(MemoryStore):
         whose newline was lost gets it back and is applied."""
         if os.fstat(self._jfd).st_size == self._offset:
             return
+        mark = read_ack_mark(os.pread(self._lockfd, 64, 0)) or (-1, 0)
         kind = mend_tail(self._jfd, self._offset)
+        cut = kind == "torn" and mark[0] == self._generation and mark[1] > self._offset
         log.warning("store: %s tail after offset %d of %s %s", kind, self._offset,
                     _journal_path(self.root, self._generation),
-                    "dropped (a crashed write)" if kind == "torn" else "restored")
+                    f"dropped, but {mark[1]} bytes were acknowledged: records LOST" if cut
+                    else "dropped (a crashed write)" if kind == "torn" else "restored")
         if kind != "torn":
             self._read_tail()
 
@@ -322,6 +326,10 @@ class TinyDBStore(MemoryStore):
             raise StoreError(f"cannot write the journal in {self.root}: "
                              f"{exc.strerror or exc}") from None
         self._offset += len(line)
+        try:        # no fsync: a stale mark only ever under-reports, never accuses
+            os.pwrite(self._lockfd, ack_mark(self._generation, self._offset), 0)
+        except OSError:
+            pass
 
     def _end(self) -> None:
         self._unlock_files()

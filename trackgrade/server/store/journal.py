@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from functools import lru_cache
 from typing import Iterator
 
-from trackgrade.server.store.base import StoreDamage
-from trackgrade.server.store.memory import State
+from trackgrade.server.store.base import StoreDamage, index_fields
+from trackgrade.server.store.memory import State, meta_of
 
 _CHUNK = 16 << 20
 
@@ -78,6 +79,22 @@ def read_transactions(fd: int, offset: int, *, path="journal") -> Iterator[tuple
         pending = data[start:]
 
 
+def ack_mark(generation: int, length: int) -> bytes:
+    """The acknowledged mark, kept in durable.py's store.lock: the journal's
+    generation and length after the last commit, written after that commit's
+    fdatasync. A journal whose records end before its mark was cut inside
+    acknowledged records, not torn by a crash (`admin store check` says so)."""
+    return b"%010d %020d\n" % (generation, length)
+
+
+def read_ack_mark(data: bytes) -> tuple[int, int] | None:
+    """(generation, length) of a mark; None when there is none (an older store)."""
+    parts = data.split(b"\n", 1)[0].split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
 def tail_state(fd: int, offset: int) -> tuple[str, int, list | None]:
     """What lies from `offset` (after the last whole record) to the end: its
     kind, size and, for a whole record, its ops. Kinds: "clean" (nothing),
@@ -111,9 +128,18 @@ def mend_tail(fd: int, offset: int) -> str:
 
 
 def apply_ops(state: State, ops: list) -> None:
-    """Replay one transaction's ops onto `state`."""
+    """Replay one transaction's ops onto `state`. A record written before an
+    index was added lacks that index's fields: they are read from the document."""
     for op in ops:
         if op[0] == "p":
-            state.put(op[1], op[2], op[3], op[4])
+            meta = op[3]
+            if meta.keys() != _fields(op[1]):
+                meta = meta_of(op[1], json.loads(op[4]))
+            state.put(op[1], op[2], meta, op[4])
         else:
             state.delete(op[1], op[2])
+
+
+@lru_cache(maxsize=None)
+def _fields(collection: str) -> frozenset:
+    return frozenset(index_fields(collection))

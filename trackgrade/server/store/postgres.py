@@ -30,6 +30,7 @@ on), so a write that returned survives a crash of the node or the database.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -211,7 +212,7 @@ class PostgresStore(StoreLifecycle):
             psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))).close()
         except Exception as exc:  # noqa: BLE001 - every connection failure is one message
             raise StoreError(f"cannot connect to PostgreSQL at {redact(url)}: "
-                             f"{_reason(exc)}") from None
+                             f"{_scrubbed(_reason(exc), url)}") from None
         try:
             # `check`: a connection the database dropped (a restart) is replaced
             # when taken, not handed to a request that would fail on it.
@@ -227,7 +228,7 @@ class PostgresStore(StoreLifecycle):
             self._pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:  # noqa: BLE001 - every connection failure is one message
             raise StoreError(f"cannot connect to PostgreSQL at {redact(url)}: "
-                             f"{_reason(exc)}") from None
+                             f"{_scrubbed(_reason(exc), url)}") from None
         try:
             with self._pool.connection() as conn:
                 self.migrated = schema.migrate(conn)
@@ -312,15 +313,27 @@ class PostgresStore(StoreLifecycle):
 
 
 
-def redact(url: str) -> str:
-    """The URL without its password (for messages and logs)."""
-    from urllib.parse import urlsplit, urlunsplit
+_URL_PASSWORD = re.compile(r"(://[^/?#@:\s]*:)([^/?#\s]*)@")
+_KV_PASSWORD = re.compile(r"""(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&#]*)""", re.IGNORECASE)
 
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+
+def redact(dsn: str) -> str:
+    """A PostgreSQL connection string without its password, in every form
+    libpq takes: `postgresql://user:PASSWORD@host/db`, a `?password=` (or
+    `&password=`) URL parameter and a `password=...` (or `password='...'`)
+    key=value entry all become `***`. For every message and log line that
+    shows a connection string."""
+    text = _URL_PASSWORD.sub(r"\1***@", str(dsn))
+    return _KV_PASSWORD.sub(r"\1***", text)
+
+
+def _scrubbed(text: str, dsn: str) -> str:
+    """`text` (a driver's message) with any password of `dsn` in it replaced."""
+    secrets = {m.group(2) for m in _URL_PASSWORD.finditer(dsn)}
+    secrets |= {m.group(2).strip("'") for m in _KV_PASSWORD.finditer(dsn)}
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redact(text)
 
 
 def _reason(exc: BaseException) -> str:

@@ -89,9 +89,31 @@ def version_1() -> list[str]:
     return ([_create_table(c) for c in COLLECTIONS] + [_create_index(i) for i in INDEXES])
 
 
+def add_index_field(collection: str, field: str) -> list[str]:
+    """Statements giving an existing table the sort columns of a field a new
+    index reads, filled from each stored document."""
+    t, n, s = columns(field)
+    value = f"doc->>'{field}'"
+    kind = f"json_typeof(doc->'{field}')"
+    return [
+        f"ALTER TABLE {table(collection)} ADD COLUMN IF NOT EXISTS {t} smallint NOT NULL "
+        f"DEFAULT 0, ADD COLUMN IF NOT EXISTS {n} double precision NOT NULL DEFAULT 0, "
+        f'ADD COLUMN IF NOT EXISTS {s} text COLLATE "C" NOT NULL DEFAULT \'\'',
+        f"UPDATE {table(collection)} SET "
+        f"{t} = CASE WHEN {kind} IN ('number', 'boolean') THEN 1 "
+        f"WHEN {kind} = 'string' THEN 2 ELSE 0 END, "
+        f"{n} = CASE WHEN {kind} = 'number' THEN ({value})::double precision "
+        f"WHEN {kind} = 'boolean' THEN CASE WHEN ({value})::boolean THEN 1 ELSE 0 END "
+        f"ELSE 0 END, "
+        f"{s} = CASE WHEN {kind} = 'string' THEN {value} ELSE '' END",
+    ]
+
+
 # (version, statements): append, never edit a released version
 MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (1, tuple(version_1())),
+    # the console's delivery log: deliveries of one endpoint by event time
+    (2, tuple(add_index_field("deliveries", "created"))),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

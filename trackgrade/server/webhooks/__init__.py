@@ -2,9 +2,12 @@
 account, signed, retried on the CONTRACT schedule, surviving restarts.
 
     schedule.py    when to try again (schedule, jitter, Retry-After)
-    sender.py      the WebhookSender seam and the real HttpSender
+    sender.py      the WebhookSender seam and the real HttpSender (a total
+                   deadline per attempt)
     state.py       delivery state as store records; `claim_due`, the one
                    place that picks work
+    slots.py       which claimed attempt starts next: fair shares between
+                   accounts, then endpoints
     dispatcher.py  the loop and the bounded sender pool
     endpoints.py   add / list / remove / rotate endpoints, resend events
 

@@ -27,16 +27,23 @@ METADATA = frozenset(ipaddress.ip_address(a) for a in (
 
 
 def redacted(url: str) -> str:
-    """`url` without any user:password part (for messages and listings)."""
+    """`url` as it may be shown (listings, messages, logs): without any
+    user:password part, and with every query value replaced by `***`
+    (`?token=***&v=***`: a receiver's shared secret often rides there)."""
     url = url.encode("unicode_escape").decode("ascii") if not url.isprintable() else url
     try:
         parts = urlsplit(url)
     except ValueError:
         return "<an invalid URL>"
-    if "@" not in parts.netloc:
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"***@{netloc.rpartition('@')[2]}"
+    query = "&".join(f"{name}=***" if sep else "***"
+                     for name, sep, _ in (item.partition("=")
+                                          for item in parts.query.split("&") if item))
+    if netloc == parts.netloc and query == parts.query:
         return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def special_kind(address: str) -> str | None:

@@ -5,12 +5,16 @@ pool of sender threads that make the attempts.
               record finished attempts (one transaction), claim due work
               for the room left (one transaction), hand it to the pool,
               now and then prune delivered events
-    pool      `concurrency` threads in all, at most `per_endpoint` attempts
-              to one endpoint at a time (1 while its last attempt got no
-              answer), handed out one endpoint after another: a slow or dead
-              endpoint holds at most that many threads for at most the 10 s
-              timeout, the others keep being served. Request threads never wait on it:
-              they only write the outbox row.
+    pool      `concurrency` daemon threads in all, shared fairly between
+              accounts and then endpoints (slots.py): a slow, dead or
+              trickling endpoint holds at most its share of the threads for
+              at most the attempt deadline, and another account's work finds
+              a free thread at once. Request threads never wait on it: they
+              only write the outbox row.
+    stop      records what has finished and abandons what is in flight
+              (its connections are shut): the process can end at once, and
+              the abandoned attempts' leases make them due again at the
+              next start (`state.recover_leases`).
     prefetch  each round claims up to PREFETCH attempts per free slot and
               queues them here, so a finished attempt's slot is refilled at
               once instead of after the next store round; the lease covers
@@ -26,10 +30,8 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections import deque
 import random
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from trackgrade import signing
@@ -38,10 +40,9 @@ from trackgrade.server.store import Store
 from trackgrade.server.webhooks import state
 from trackgrade.server.webhooks.schedule import DEFAULT_SCHEDULE
 from trackgrade.server.webhooks.sender import TIMEOUT_S, SendResult, WebhookSender
+from trackgrade.server.webhooks.slots import PREFETCH, Slots
 
 log = logging.getLogger("trackgrade.webhooks")
-
-PREFETCH = 4        # claimed attempts held per attempt slot
 
 
 @dataclass(frozen=True)
@@ -76,15 +77,13 @@ class Dispatcher:
         self.options = options
         self.rng = rng or random.Random()
         self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._busy: dict[str, int] = {}
-        self._queued: dict[str, deque] = {}
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.slots = Slots(options.concurrency, options.per_endpoint)
         self._held: set[str] = set()            # delivery ids claimed, not yet recorded
-        self._unanswered: set[str] = set()      # endpoints whose last attempt got no answer
-        self._turn = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._senders: list[threading.Thread] = []
         self._last_prune = 0.0
 
     # --- running ---------------------------------------------------------------------------
@@ -99,19 +98,46 @@ class Dispatcher:
             if recovered:
                 log.info("webhooks: %d attempt(s) interrupted by a restart are due again",
                          recovered)
-        self._pool = ThreadPoolExecutor(self.options.concurrency,
-                                        thread_name_prefix="trackgrade-webhook")
+        self._senders = [threading.Thread(target=self._send_loop, daemon=True,
+                                          name=f"trackgrade-webhook-{n}")
+                         for n in range(self.options.concurrency)]
+        for thread in self._senders:
+            thread.start()
         self._thread = threading.Thread(target=self._loop, name="trackgrade-webhooks",
                                         daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the loop, abandon the attempts in flight (their leases bring
+        them back at the next start) and record those already finished."""
         self._stop.set()
         self._wake.set()
+        abort = getattr(self.sender, "abort_all", None)
+        if abort is not None:
+            abort()
+        for _ in self._senders:
+            self._jobs.put(None)
         if self._thread is not None:
             self._thread.join(timeout)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            if not self._thread.is_alive():
+                self._record_finished()
+
+    def _record_finished(self) -> None:
+        finished = self._drain()
+        if finished:
+            try:
+                for outcome in state.record_results(self.store, finished, self.clock.time(),
+                                                    self.options.schedule, self.rng):
+                    _log(outcome)
+            except Exception:  # noqa: BLE001 - stopping: the leases bring them back
+                log.exception("webhooks: could not record the last attempts")
+
+    def _send_loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None or self._stop.is_set():
+                return
+            self._attempt(job)
 
     def kick(self) -> None:
         """Look at the store now (e.g. right after an event was written)."""
@@ -133,26 +159,24 @@ class Dispatcher:
         Returns how many attempts it started."""
         finished = self._drain()
         for job, result in finished:
-            self._release(job, busy=True)
-            if result.status is None:
-                self._unanswered.add(job.webhook_id)
-            else:
-                self._unanswered.discard(job.webhook_id)
+            self._held.discard(job.delivery_id)
+            self.slots.finished(job, answered=result.status is not None)
             if result.status == 410:                # gone: nothing more goes there
                 self._drop_queued(job.webhook_id)
         started = self._start_ready()
         now = self.clock.time()
         opts = self.options
+        room, account_room = self.slots.room()
         outcomes, jobs = state.settle_and_claim(
-            self.store, finished, now, self._room(),
+            self.store, finished, now, room,
             total=max(0, opts.concurrency * PREFETCH - len(self._held)),
             lease=opts.timeout * (PREFETCH + 1) + 20, schedule=opts.schedule, rng=self.rng,
-            held=self._held)
+            held=self._held, account_room=account_room)
         for outcome in outcomes:
             _log(outcome)
         for job in jobs:
             self._held.add(job.delivery_id)
-            self._queued.setdefault(job.webhook_id, deque()).append(job)
+            self.slots.queue(job)
         started += self._start_ready()
         if now - self._last_prune >= opts.prune_every:
             self._last_prune = now
@@ -160,74 +184,27 @@ class Dispatcher:
         return started
 
     def _drop_queued(self, webhook_id: str) -> None:
-        for job in self._queued.pop(webhook_id, ()):
-            self._release(job, busy=False)
-
-    def _release(self, job: state.Job, *, busy: bool) -> None:
-        self._held.discard(job.delivery_id)
-        if busy:
-            left = self._busy.get(job.webhook_id, 1) - 1
-            if left > 0:
-                self._busy[job.webhook_id] = left
-            else:
-                self._busy.pop(job.webhook_id, None)
-
-    def _slots(self, webhook_id: str) -> int:
-        """Attempts one endpoint may have in flight: `per_endpoint`, 1 while
-        its last attempt got no answer at all (timed out, refused), and never
-        more than its fair share of the pool while other endpoints have work."""
-        if webhook_id in self._unanswered:
-            return 1
-        active = len(set(self._busy) | set(self._queued)) or 1
-        return max(1, min(self.options.per_endpoint, self.options.concurrency // active))
+        for job in self.slots.drop_queued(webhook_id):
+            self._held.discard(job.delivery_id)
 
     def _start_ready(self) -> int:
-        """Start queued attempts while their endpoint and the pool have room,
-        one per endpoint per pass (so no endpoint takes every free thread);
-        a job whose delivery row moved on meanwhile is dropped."""
+        """Start queued attempts while the pool, their account and their
+        endpoint have room, in the order `Slots.pick` gives; a job whose
+        delivery row moved on meanwhile is dropped."""
         started = 0
-        in_flight = sum(self._busy.values())
-        progress = True
-        while progress and in_flight < self.options.concurrency:
-            progress = False
-            order = list(self._queued)
-            if order:                               # a different endpoint goes first each pass
-                self._turn = (self._turn + 1) % len(order)
-                order = order[self._turn:] + order[:self._turn]
-            for webhook_id in order:
-                waiting = self._queued[webhook_id]
-                if in_flight >= self.options.concurrency:
-                    break
-                if self._busy.get(webhook_id, 0) >= self._slots(webhook_id):
-                    continue
-                job = waiting.popleft()
-                if not waiting:
-                    del self._queued[webhook_id]
-                progress = True
-                row = self.store.get("deliveries", job.delivery_id)
-                if row is None or row["state"] != "pending" \
-                        or row.get("lease_id") != job.lease_id:
-                    self._release(job, busy=False)
-                    continue
-                try:
-                    self._pool.submit(self._attempt, job)
-                except RuntimeError:                # stopping: the lease brings it back
-                    self._release(job, busy=False)
-                    return started
-                self._busy[webhook_id] = self._busy.get(webhook_id, 0) + 1
-                in_flight += 1
-                started += 1
+        while not self._stop.is_set():
+            job = self.slots.pick()
+            if job is None:
+                return started
+            row = self.store.get("deliveries", job.delivery_id)
+            if row is None or row["state"] != "pending" \
+                    or row.get("lease_id") != job.lease_id:
+                self._held.discard(job.delivery_id)
+                continue
+            self.slots.started(job)
+            self._jobs.put(job)
+            started += 1
         return started
-
-    def _room(self) -> dict:
-        """Claimable attempts per endpoint: PREFETCH per slot, less those held."""
-        room = {}
-        for webhook_id in set(self._busy) | set(self._queued) | self._unanswered:
-            room[webhook_id] = (self._slots(webhook_id) * PREFETCH
-                                - self._busy.get(webhook_id, 0)
-                                - len(self._queued.get(webhook_id, ())))
-        room[None] = self.options.per_endpoint * PREFETCH
-        return room
 
     def _attempt(self, job: state.Job) -> None:
         try:

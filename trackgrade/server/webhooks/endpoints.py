@@ -30,7 +30,8 @@ DEFAULT_OVERLAP = 86400
 def add_endpoint(store: Store, url: str, account_id: str, *,
                  clock: Clock | None = None, allow_private: bool = False) -> dict:
     """Register an endpoint (the rules of `addresses.check_url`; `allow_private`
-    lets https:// reach private addresses); returns {"id", "url", "account", "secret"}."""
+    lets https:// reach private addresses); returns {"id", "url", "account",
+    "secret"} (the URL as every listing shows it: `addresses.redacted`)."""
     check_url(url, allow_private=allow_private)
     clock = clock or SystemClock()
     doc = {"id": new_id("we"), "object": "webhook_endpoint", "account_id": account_id,
@@ -42,7 +43,8 @@ def add_endpoint(store: Store, url: str, account_id: str, *,
         if txn.get("accounts", account_id) is None:
             raise TrackgradeError("not_found", f"no account {account_id!r}", param="account")
         txn.put("webhooks", doc)
-    return {"id": doc["id"], "url": url, "account": account_id, "secret": doc["secret"]}
+    return {"id": doc["id"], "url": redacted(url), "account": account_id,
+            "secret": doc["secret"]}
 
 
 def public_view(endpoint: dict) -> dict:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import random
 import secrets as secrets_module
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -58,6 +59,7 @@ class Job:
     attempt: int
     lease_id: str = ""
     allow_private: bool = False        # the endpoint's --allow-private
+    account_id: str = ""
 
 
 def delivery_id(event_id: str, webhook_id: str) -> str:
@@ -100,17 +102,21 @@ def fan_out(txn: Txn, now: float, limit: int = FAN_OUT_BATCH) -> int:
 
 
 def claim_due(store: Store, now: float, room: dict[str, int], *, total: int,
-              lease: float = LEASE_S) -> list[Job]:
+              lease: float = LEASE_S, account_room: dict | None = None) -> list[Job]:
     """Fan out new events, then claim up to `room[endpoint id]` due
-    deliveries per enabled endpoint and `total` in all, in one transaction.
-    Endpoints missing from `room` get `room.get(None, 0)`."""
-    return settle_and_claim(store, (), now, room, total=total, lease=lease)[1]
+    deliveries per enabled endpoint, `account_room[account id]` per account
+    (no limit when None) and `total` in all, in one transaction, taking the
+    accounts in turn. Endpoints and accounts missing from their dict get the
+    entry for None (0 when there is none)."""
+    return settle_and_claim(store, (), now, room, total=total, lease=lease,
+                            account_room=account_room)[1]
 
 
 def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], now: float,
                      room: dict[str, int], *, total: int, lease: float = LEASE_S,
                      schedule: tuple[float, ...] = (), rng: random.Random | None = None,
                      held: set[str] | frozenset = frozenset(),
+                     account_room: dict | None = None,
                      ) -> tuple[list[Outcome], list[Job]]:
     """`record_results` for `finished`, then `claim_due`, in ONE transaction
     (one journal write per round of the dispatcher instead of two). Rows in
@@ -124,39 +130,70 @@ def settle_and_claim(store: Store, finished: Iterable[tuple[Job, SendResult]], n
     with store.transaction() as txn:
         outcomes = _record_in(txn, finished, now, schedule, rng or random.Random())
         fan_out(txn, now)
-        jobs = _claim_in(txn, now, endpoints, room, total, lease, held)
+        jobs = _claim_in(txn, now, endpoints, room, total, lease, held, account_room)
     return outcomes, jobs
 
 
 def _claim_in(txn: Txn, now: float, endpoints: list[dict], room: dict, total: int,
-              lease: float, held: set[str] | frozenset = frozenset()) -> list[Job]:
+              lease: float, held: set[str] | frozenset = frozenset(),
+              account_room: dict | None = None) -> list[Job]:
+    """Lease the due rows `_in_turn` picks."""
     jobs: list[Job] = []
     bodies: dict[str, bytes] = {}
+    due = []
     for endpoint in endpoints:
-        free = min(room.get(endpoint["id"], room.get(None, 0)), total - len(jobs))
-        if free <= 0:
-            continue
-        secrets = signing_secrets(endpoint, now)
-        for row in txn.select("deliveries.due", (endpoint["id"],), limit=free, upto=(now,),
-                              skip_locked=True):
-            if row["id"] in held:
+        limit = min(room.get(endpoint["id"], room.get(None, 0)), total)
+        rows = [row for row in txn.select("deliveries.due", (endpoint["id"],), limit=limit,
+                                          upto=(now,), skip_locked=True)
+                if row["id"] not in held]
+        if rows:
+            due.append((endpoint, rows))
+    for endpoint, row in _in_turn(due, total, account_room):
+        body = bodies.get(row["event_id"])
+        if body is None:
+            event = txn.get("events", row["event_id"])
+            if event is None:           # pruned under it: nothing to send
+                row["state"] = "cancelled"
+                txn.put("deliveries", row)
                 continue
-            body = bodies.get(row["event_id"])
-            if body is None:
-                event = txn.get("events", row["event_id"])
-                if event is None:           # pruned under it: nothing to send
-                    row["state"] = "cancelled"
-                    txn.put("deliveries", row)
-                    continue
-                body = bodies[row["event_id"]] = event_body(event)
-            row["attempts"] = int(row["attempts"]) + 1
-            row.update(lease_until=now + lease, next_attempt_at=now + lease,
-                       last_attempt_at=now, lease_id=secrets_module.token_hex(8))
-            txn.put("deliveries", row)
-            jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
-                            secrets, body, row["attempts"], row["lease_id"],
-                            bool(endpoint.get("allow_private", False))))
+            body = bodies[row["event_id"]] = event_body(event)
+        row["attempts"] = int(row["attempts"]) + 1
+        row.update(lease_until=now + lease, next_attempt_at=now + lease,
+                   last_attempt_at=now, lease_id=secrets_module.token_hex(8))
+        txn.put("deliveries", row)
+        jobs.append(Job(row["id"], row["event_id"], endpoint["id"], endpoint["url"],
+                        signing_secrets(endpoint, now), body, row["attempts"], row["lease_id"],
+                        bool(endpoint.get("allow_private", False)),
+                        endpoint.get("account_id", "")))
     return jobs
+
+
+def _in_turn(due: list[tuple[dict, list[dict]]], total: int,
+             account_room: dict | None) -> list[tuple[dict, dict]]:
+    """(endpoint, row) pairs, one at a time with the accounts taking turns
+    and each account's endpoints taking turns, up to `total` in all and
+    `account_room` per account: no backlog uses up another's turn."""
+    by_account: dict[str, deque] = {}
+    for endpoint, rows in due:
+        by_account.setdefault(endpoint.get("account_id", ""), deque()).append(
+            (endpoint, deque(rows)))
+    turns = deque(sorted(by_account))
+    taken: dict[str, int] = {}
+    picked = []
+    while turns and len(picked) < total:
+        account = turns.popleft()
+        if account_room is not None and taken.get(account, 0) >= account_room.get(
+                account, account_room.get(None, 0)):
+            continue
+        endpoints = by_account[account]
+        endpoint, rows = endpoints.popleft()
+        picked.append((endpoint, rows.popleft()))
+        taken[account] = taken.get(account, 0) + 1
+        if rows:
+            endpoints.append((endpoint, rows))
+        if endpoints:
+            turns.append(account)
+    return picked
 
 
 def _anything_due(store: Store, now: float, endpoints: list[dict]) -> bool:
