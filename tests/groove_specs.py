@@ -5,7 +5,7 @@ themselves, at varied tempi, kits, keys and seeds. What the genre model's
 "outside" class and its evaluation read (benchmarks/genre_corpus.py), and the
 tempo-level material (benchmarks/eval_tempo_level.py).
 
-    python benchmarks/groove_specs.py [--per-style N]     # renders them (cached)
+    python tests/groove_specs.py [--per-style N]     # renders them (cached)
 
 Each style is a drum pattern (beats, roles) plus a bass line and chords in
 the style's instruments; `STYLES` names each style's family (None: outside),
