@@ -214,7 +214,7 @@ def typicality(model: GenreModel, features: dict[str, float], family: int) -> fl
 
 def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
     """(families,) calibrated probabilities that the track is each family:
-    with the outside class they sum to 1 (`outside_probability`)."""
+    with the outside class they sum to 1 (the rest is the outside class)."""
     s = np.append(log_scores(model, features, tempo_log_fit),
                   outside_log_score(model, features, tempo_log_fit)) / model.temperature
     e = np.exp(s - s.max())
