@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from genre_corpus import grid_items, real_items, synthetic_items  # noqa: E402
-from groove_specs import groove_items  # noqa: E402
+from groove_specs import groove_items  # noqa: E402  (tests/groove_specs.py)
 
 import soundfile as sf  # noqa: E402
 
