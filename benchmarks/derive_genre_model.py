@@ -162,10 +162,21 @@ def log_loss(items, probs, fams) -> float:
     return float(-np.mean([np.log(max(p[fams.index(i["family"])], 1e-6)) for i, p in zip(items, probs)]))
 
 
+OUTSIDE_SURE_MAX = 0.03         # out of fold, at most this share of outside items read a family at 0.6+
+
+
+def outside_sure(items: list[dict], probs: list, fams: tuple) -> float:
+    """The share of OUTSIDE items whose best family has probability 0.6 or more."""
+    out = [p for i, p in zip(items, probs) if i["family"] == OUTSIDE]
+    return sum(float(np.max(p[:-1])) >= 0.6 for p in out) / max(len(out), 1)
+
+
 def choose(items: list[dict]) -> tuple[float, float, float, float]:
     """(tempo weight, temperature, outside log prior, out-of-fold log loss)
-    with the least log loss. The prior is at temperature 1 (scores are divided
-    by the temperature after it is added)."""
+    with the least log loss among the settings where at most OUTSIDE_SURE_MAX
+    of the outside items read a family at 0.6 or more (CONTRACT.md section 6:
+    never). The prior is at temperature 1 (scores are divided by the
+    temperature after it is added)."""
     best = None
     for w in TEMPO_WEIGHTS:
         for prior in OUTSIDE_LOG_PRIORS:
@@ -177,6 +188,8 @@ def choose(items: list[dict]) -> tuple[float, float, float, float]:
                     e = np.exp((r - r.max()) / t)
                     scaled.append(e / e.sum())
                 loss = log_loss(items, scaled, fams)
+                if outside_sure(items, scaled, fams) > OUTSIDE_SURE_MAX:
+                    continue
                 if best is None or loss < best[3]:
                     best = (w, float(t), prior, loss)
     return best
