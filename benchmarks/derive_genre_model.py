@@ -162,22 +162,34 @@ def log_loss(items, probs, fams) -> float:
     return float(-np.mean([np.log(max(p[fams.index(i["family"])], 1e-6)) for i, p in zip(items, probs)]))
 
 
-OUTSIDE_SURE_MAX = 0.03         # out of fold, at most this share of outside items read a family at 0.6+
+SURE = 0.6                      # CONTRACT.md section 5: a family claimed
+PRECISION_MIN = 0.9             # at SURE or more, right at least 9 times in 10 (out of fold)
+OUTSIDE_SURE_MAX = 0.05         # out of fold, at most this share of outside items read a family at SURE+
 
 
-def outside_sure(items: list[dict], probs: list, fams: tuple) -> float:
-    """The share of OUTSIDE items whose best family has probability 0.6 or more."""
-    out = [p for i, p in zip(items, probs) if i["family"] == OUTSIDE]
-    return sum(float(np.max(p[:-1])) >= 0.6 for p in out) / max(len(out), 1)
+def sure_counts(items: list[dict], probs: list, fams: tuple) -> tuple[int, int, float]:
+    """(family items right at SURE or more, items read at SURE or more, share of
+    OUTSIDE items read as a family at SURE or more)."""
+    right = claimed = outside = n_out = 0
+    for i, p in zip(items, probs):
+        best = int(np.argmax(p[:-1]))
+        sure = float(p[best]) >= SURE
+        claimed += sure
+        right += sure and fams[best] == i["family"]
+        if i["family"] == OUTSIDE:
+            n_out += 1
+            outside += sure
+    return right, claimed, outside / max(n_out, 1)
 
 
 def choose(items: list[dict]) -> tuple[float, float, float, float]:
-    """(tempo weight, temperature, outside log prior, out-of-fold log loss)
-    with the least log loss among the settings where at most OUTSIDE_SURE_MAX
-    of the outside items read a family at 0.6 or more (CONTRACT.md section 6:
-    never). The prior is at temperature 1 (scores are divided by the
-    temperature after it is added)."""
-    best = None
+    """(tempo weight, temperature, outside log prior, out-of-fold log loss):
+    out of fold, the setting whose confidences claim the most families rightly
+    at SURE or more while those claims are right PRECISION_MIN of the time and
+    at most OUTSIDE_SURE_MAX of the outside items are claimed (CONTRACT.md
+    sections 5-6); ties by the least log loss. The prior is at temperature 1
+    (scores are divided by the temperature after it is added)."""
+    best, best_key = None, None
     for w in TEMPO_WEIGHTS:
         for prior in OUTSIDE_LOG_PRIORS:
             probs, fams = cross_validated(items, w, 1.0, prior)
@@ -187,11 +199,13 @@ def choose(items: list[dict]) -> tuple[float, float, float, float]:
                 for r in raw:
                     e = np.exp((r - r.max()) / t)
                     scaled.append(e / e.sum())
-                loss = log_loss(items, scaled, fams)
-                if outside_sure(items, scaled, fams) > OUTSIDE_SURE_MAX:
+                right, claimed, outside = sure_counts(items, scaled, fams)
+                if claimed and (right / claimed < PRECISION_MIN or outside > OUTSIDE_SURE_MAX):
                     continue
-                if best is None or loss < best[3]:
-                    best = (w, float(t), prior, loss)
+                loss = log_loss(items, scaled, fams)
+                key = (right, -loss)
+                if best_key is None or key > best_key:
+                    best, best_key = (w, float(t), prior, loss), key
     return best
 
 
