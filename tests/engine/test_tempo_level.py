@@ -10,7 +10,7 @@ import pytest
 from trackgrade.engine.frames import mono_mix, short_stft
 from trackgrade.engine.rhythm import measure_rhythm
 
-from tests.groove_specs import groove_spec
+from tests.groove_specs import groove_spec, groove_specs
 from tests.truth import recorded_module, render_recorded, render_specs
 
 import soundfile as sf
@@ -42,3 +42,16 @@ def test_recorded_grooves_read_their_own_level(style, seed):
     path, = render_recorded([spec])
     r = rhythm_of(path)
     assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)
+
+
+def test_a_half_time_backbeat_read_fast_is_ambiguous():
+    """Slow lofi (70.8 BPM) whose snare hits one beat in four of the reading
+    (141.7): half the tempo is about as plausible, so the confidence is at most
+    0.5 and the half is among the alternatives (CONTRACT.md section 5)."""
+    spec = next(s for s in groove_specs(6) if s["name"] == "rec_lofi_5")
+    path, = render_recorded([spec])
+    r = rhythm_of(path)
+    halves = [a.bpm for a in r.tempo_alternatives if a.relation == "half"]
+    if abs(r.bpm / spec["bpm"] - 1.0) > 0.04:           # read at its double
+        assert r.tempo_confidence <= 0.5, (r.bpm, r.tempo_confidence)
+        assert halves and abs(halves[0] / spec["bpm"] - 1.0) <= 0.04, r.tempo_alternatives
