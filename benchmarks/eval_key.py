@@ -1,18 +1,30 @@
-"""Key and band-balance accuracy of the engine on the synthetic and real truth.
+"""Key accuracy of the engine beside its peers, in one run.
 
-    python benchmarks/eval_key.py [--visible DIR] [--no-real] [--no-essentia] [-v]
+    python benchmarks/eval_key.py [--split held|fit|all] [--no-real] [--no-renders]
+                                  [--visible] [--no-speed] [--json FILE] [-v]
 
-* synth `visible`: MIREX weighted key score (1 correct, 0.5 fifth, 0.3 relative,
-  0.2 parallel), the largest band error against `band_energy_pct` (points) and
-  the largest centroid error (%).
-* real clips with `key_truth` (tonic-only truths scored on the tonic).
-* atonal inputs (real drum loops, white noise, near-silence): share given key=None.
-* timing of bands+centroid+chroma+key on the `speed` track's long spectrum.
-* with --excerpts: 1-4 s excerpts of the visible grid at three offsets, read
-  from every sample and from the whole frames only (how short clips were read
-  before the tail frame), Essentia beside them.
-Essentia's KeyExtractor (profileType='edma') is scored in the same run when
-`essentia` is importable.
+Every run scores three methods on the same audio:
+
+* trackgrade: `measure_tonality` on the long spectrum, as `analyze` runs it;
+* Essentia's `KeyExtractor(profileType="edma")`;
+* the textbook baseline: librosa `chroma_cqt` averaged over the clip,
+  correlated with the Krumhansl-Schmuckler major and minor profiles, the
+  best of 24 (`textbook_key`).
+
+MIREX weighted (1 same key, 0.5 a fifth away in the same mode, 0.3 relative,
+0.2 parallel; a truth without a scale, such as a wobble named by its root, is
+scored on the tonic), per kind of part and with/without drums, on
+
+* the real clips of ../shared/truth/real that carry `key_truth` (original
+  encodings only: the wav/flac conversions are the same audio);
+* the recorded-instrument renders of benchmarks/key_material.py (`--split held`,
+  the default, scores only items whose instruments and progressions no rule
+  was fitted on);
+* atonal inputs (real drum loops, white noise, near-silence, silence): the
+  share given key=None;
+* with --visible, the synthetic `visible` grid too.
+
+librosa and essentia are the `bench` extra (benchmark-only).
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import argparse
 import json
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +41,10 @@ import soundfile as sf
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from truth import real_manifest, render_grid  # noqa: E402
+import key_material  # noqa: E402
+from truth import real_manifest, render_grid, render_recorded  # noqa: E402
 
 from trackgrade.engine.frames import long_spectrum  # noqa: E402
 from trackgrade.engine.spectrum import measure_spectrum  # noqa: E402
@@ -37,8 +52,24 @@ from trackgrade.engine.tonal import PITCH_CLASSES, measure_tonality  # noqa: E40
 
 ATONAL_CLIPS = ("beatnet__808kick120bpm", "sonicpi__loop_amen_full", "tempocnn__drumtrack",
                 "dirt__breaks152_000_AMEN", "sonicpi__loop_breakbeat", "mirdata__brid_0001")
-
+# what each real clip with a key is (kind of part, drums or not)
+REAL_KINDS = {
+    "mirdata__gtzan_country": ("mix", True),
+    "mirdata__giantsteps_key_10089": ("mix", True),
+    "mirdata__beatport_key_100066": ("mix", True),
+    "mirdata__tonality_classicaldb": ("mix", False),
+    "librosa__Hungarian_Dance": ("mix", False),
+    "librosa__sorohanro_-_solo-trumpet": ("melody", False),
+    "sonicpi__loop_drone_g": ("pad", False),
+    "sonicpi__bass_trance_c": ("bass", False),
+    "sonicpi__bass_dnb_f": ("bass", False),
+    "sonicpi__bass_voxy_c": ("wobble", False),
+}
+METHODS = ("trackgrade", "essentia", "textbook")
 ENHARMONIC = {"Db": "C#", "D#": "Eb", "Gb": "F#", "G#": "Ab", "A#": "Bb"}
+# Krumhansl & Kessler (1982) probe-tone profiles, tonic first
+KS_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+KS_MINOR = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
 
 
 def pc_of(name: str) -> int:
@@ -76,6 +107,11 @@ def read(path: str) -> tuple[np.ndarray, int]:
     return x, sr
 
 
+def parse_truth(text: str) -> tuple[str, str | None]:
+    parts = text.split()
+    return parts[0], (parts[1] if len(parts) > 1 else None)
+
+
 def essentia_key(x: np.ndarray, sr: int):
     try:
         import essentia
@@ -85,171 +121,159 @@ def essentia_key(x: np.ndarray, sr: int):
     essentia.log.infoActive = False
     essentia.log.warningActive = False
     mono = np.ascontiguousarray(x.mean(axis=1), dtype=np.float32)
-    key, scale, strength = es.KeyExtractor(profileType="edma", sampleRate=float(sr))(mono)
-    return key, scale
+    key, scale, _ = es.KeyExtractor(profileType="edma", sampleRate=float(sr))(mono)
+    return ENHARMONIC.get(key, key), scale
 
 
-def engine_key(x: np.ndarray, sr: int):
-    spec = long_spectrum(x, sr)
-    k = measure_tonality(spec).key
-    return (k.tonic, k.scale, k.confidence) if k else (None, None, 0.0), spec
+def ks_key(chroma: np.ndarray) -> tuple[str, str]:
+    """The best of the 24 Krumhansl-Schmuckler correlations of a (12,) chroma."""
+    corr = [np.corrcoef(chroma, np.roll(profile, t))[0, 1]
+            for profile in (KS_MAJOR, KS_MINOR) for t in range(12)]
+    best = int(np.argmax(corr))
+    return PITCH_CLASSES[best % 12], ("major", "minor")[best // 12]
 
 
-def parse_truth(text: str) -> tuple[str, str | None]:
-    parts = text.split()
-    return parts[0], (parts[1] if len(parts) > 1 else None)
+def textbook_key(x: np.ndarray, sr: int):
+    import librosa
+    chroma = librosa.feature.chroma_cqt(y=np.ascontiguousarray(x.mean(axis=1)), sr=sr)
+    return ks_key(chroma.mean(axis=1))
 
 
-def eval_visible(directory: Path, use_essentia: bool, verbose: bool) -> dict:
-    tracks = json.loads((directory / "truth.json").read_text())["tracks"]
-    ours, theirs, band_err, cen_err = [], [], [], []
+def trackgrade_key(x: np.ndarray, sr: int):
+    k = measure_tonality(long_spectrum(x, sr), x).key
+    return (k.tonic, k.scale) if k else (None, None)
+
+
+def run_methods(x: np.ndarray, sr: int, methods=METHODS) -> dict:
+    fns = {"trackgrade": trackgrade_key, "essentia": essentia_key, "textbook": textbook_key}
+    return {m: fns[m](x, sr) for m in methods}
+
+
+def table(rows: list[dict], title: str) -> dict:
+    """Mean MIREX score per method, per kind x drums, per kind, and overall."""
+    groups = defaultdict(list)
+    for r in rows:
+        for g in (f"{r['kind']} {'+drums' if r['drums'] else 'dry'}", r["kind"], "all"):
+            groups[g].append(r)
+    out = {}
+    print(f"\n{title}\n{'group':18s} {'n':>4s} " + " ".join(f"{m:>10s}" for m in METHODS))
+    for g in sorted(groups, key=lambda g: (g == "all", g)):
+        items = groups[g]
+        means = {m: float(np.mean([r["scores"][m] for r in items])) for m in METHODS}
+        out[g] = {"n": len(items), **{m: round(v, 3) for m, v in means.items()}}
+        flag = "" if means["trackgrade"] >= max(means["essentia"], means["textbook"]) - 1e-9 else \
+            f"  BELOW by {max(means['essentia'], means['textbook']) - means['trackgrade']:.3f}"
+        print(f"{g:18s} {len(items):4d} " + " ".join(f"{means[m]:10.3f}" for m in METHODS) + flag)
+    return out
+
+
+def score_item(x, sr, tonic, scale, kind, drums, name, verbose, methods=METHODS) -> dict:
+    found = run_methods(x, sr, methods)
+    scores = {m: mirex_score(*found[m], tonic, scale) for m in methods}
+    if verbose or scores["trackgrade"] < max(scores.values()):
+        print(f"  {name[:48]:48s} {tonic:>2} {str(scale):5s} " + " | ".join(
+            f"{m[:5]} {found[m][0]} {found[m][1]} {scores[m]:.1f}" for m in methods))
+    return {"name": name, "kind": kind, "drums": drums, "scores": scores, "found": found}
+
+
+def eval_real(verbose: bool) -> tuple[list[dict], dict]:
+    rows, atonal = [], {}
+    for row in real_manifest():
+        stem = Path(row["file"]).stem
+        if row["variant"] != "original":
+            continue
+        if any(stem.startswith(a) for a in ATONAL_CLIPS):
+            x, sr = read(row["path"])
+            atonal[stem] = trackgrade_key(x, sr)[0] is None
+            continue
+        if not row["key_truth"]:
+            continue
+        kind, drums = next(v for k, v in REAL_KINDS.items() if stem.startswith(k))
+        x, sr = read(row["path"])
+        rows.append(score_item(x, sr, *parse_truth(row["key_truth"]), kind, drums, stem, verbose))
+    return rows, atonal
+
+
+def eval_renders(split: str | None, verbose: bool) -> list[dict]:
+    items = key_material.items(split)
+    paths = render_recorded([i["spec"] for i in items], skip=False)
+    rows = []
+    for item, path in zip(items, paths):
+        x, sr = read(str(path))
+        rows.append(score_item(x, sr, item["tonic"], item["scale"], item["kind"], item["drums"],
+                               item["spec"]["name"], verbose))
+    return rows
+
+
+def eval_visible(verbose: bool) -> list[dict]:
+    directory, tracks = render_grid("visible")
+    rows = []
     for t in tracks:
         x, sr = read(str(directory / t["file"]))
-        (tonic, scale, conf), spec = engine_key(x, sr)
-        s = mirex_score(tonic, scale, t["tonic"], t["scale"])
-        ours.append(s)
-        sp = measure_spectrum(spec)
-        err = max(abs(sp.bands_pct[b] - v) for b, v in t["band_energy_pct"].items())
-        band_err.append(err)
-        cen_err.append(100 * abs(sp.centroid_hz / t["spectral_centroid_hz"] - 1))
-        es_txt = ""
-        if use_essentia:
-            r = essentia_key(x, sr)
-            if r is not None:
-                theirs.append(mirex_score(r[0], r[1], t["tonic"], t["scale"]))
-                es_txt = f" essentia {r[0]} {r[1]} {theirs[-1]:.1f}"
-        if verbose or s < 1:
-            print(f"  {t['file']:42s} truth {t['tonic']:>2} {t['scale']:5s} -> {tonic} {scale} "
-                  f"conf {conf:.2f} score {s:.1f}{es_txt}  band err {err:.2f} cen err "
-                  f"{cen_err[-1]:.2f}%")
-    out = {"n": len(ours), "key_score": float(np.mean(ours)), "band_err_max_pt": max(band_err),
-           "centroid_err_max_pct": max(cen_err)}
-    if theirs:
-        out["essentia_edma_key_score"] = float(np.mean(theirs))
-    return out
-
-
-def eval_real(use_essentia: bool, verbose: bool) -> dict:
-    rows = real_manifest()
-    ours, theirs, atonal = [], [], []
-    for row in rows:
-        stem = Path(row["file"]).stem
-        is_atonal = any(stem.startswith(a) for a in ATONAL_CLIPS) and row["variant"] == "original"
-        if not row["key_truth"] and not is_atonal:
-            continue
-        try:
-            x, sr = read(row["path"])
-        except RuntimeError:
-            print(f"  skip (unreadable): {row['file']}")
-            continue
-        (tonic, scale, conf), _ = engine_key(x, sr)
-        if is_atonal:
-            atonal.append(tonic is None)
-            print(f"  atonal {stem[:50]:50s} -> {tonic} {scale} conf {conf:.2f}")
-            continue
-        true_tonic, true_scale = parse_truth(row["key_truth"])
-        s = mirex_score(tonic, scale, true_tonic, true_scale)
-        ours.append(s)
-        es_txt = ""
-        if use_essentia:
-            r = essentia_key(x, sr)
-            if r is not None:
-                theirs.append(mirex_score(r[0], r[1], true_tonic, true_scale))
-                es_txt = f" | essentia {r[0]} {r[1]} {theirs[-1]:.1f}"
-        if verbose or s < 1:
-            print(f"  {stem[:50]:50s} truth {row['key_truth']:8s} -> {tonic} {scale} "
-                  f"conf {conf:.2f} score {s:.1f}{es_txt}")
-    out = {"n": len(ours), "key_score": float(np.mean(ours)) if ours else None,
-           "atonal_none_share": float(np.mean(atonal)) if atonal else None,
-           "n_atonal": len(atonal)}
-    if theirs:
-        out["essentia_edma_key_score"] = float(np.mean(theirs))
-    return out
+        rows.append(score_item(x, sr, t["tonic"], t["scale"], "synth", False, t["file"], verbose))
+    return rows
 
 
 def eval_synthetic_atonal() -> dict:
     rng = np.random.default_rng(0)
     sr = 44100
-    results = {}
     noise = rng.standard_normal((sr * 20, 2)).astype(np.float32) * 0.1
-    results["white_noise"] = engine_key(noise, sr)[0][0] is None
     hiss = rng.standard_normal((sr * 20, 2)).astype(np.float32) * 1e-5
-    results["near_silence"] = engine_key(hiss, sr)[0][0] is None
-    results["digital_silence"] = engine_key(np.zeros((sr * 5, 2), np.float32), sr)[0][0] is None
-    return results
+    return {"white_noise": trackgrade_key(noise, sr)[0] is None,
+            "near_silence": trackgrade_key(hiss, sr)[0] is None,
+            "digital_silence": trackgrade_key(np.zeros((sr * 5, 2), np.float32), sr)[0] is None}
 
 
-EXCERPT_SECONDS = (1.0, 2.0, 2.5, 3.0, 4.0)
-EXCERPT_OFFSETS_S = (8.0, 16.0, 24.0)
-
-
-def eval_excerpts(directory: Path, use_essentia: bool) -> dict:
-    """Short excerpts of every visible-grid track (known key) at three offsets:
-    the key read from every sample (the zero-padded tail frame included) next
-    to the whole frames only (how short clips were read before), and Essentia."""
-    tracks = json.loads((directory / "truth.json").read_text())["tracks"]
-    audio = [read(str(directory / t["file"])) for t in tracks]
-    out = {}
-    for seconds in EXCERPT_SECONDS:
-        scores = {"every_sample": [], "whole_frames": [], "essentia_edma": []}
-        for t, (x, sr) in zip(tracks, audio):
-            for offset in EXCERPT_OFFSETS_S:
-                clip = x[int(offset * sr):int((offset + seconds) * sr)]
-                spec = long_spectrum(clip, sr)
-                for name, s in (("every_sample", spec), ("whole_frames", spec.whole_frames())):
-                    k = measure_tonality(s).key
-                    scores[name].append(mirex_score(k and k.tonic, k and k.scale, t["tonic"],
-                                                    t["scale"]))
-                r = essentia_key(clip, sr) if use_essentia else None
-                if r is not None:
-                    scores["essentia_edma"].append(mirex_score(r[0], r[1], t["tonic"], t["scale"]))
-        new, old = np.array(scores["every_sample"]), np.array(scores["whole_frames"])
-        out[f"{seconds:g}s"] = {"n": int(new.size), "every_sample": round(float(new.mean()), 3),
-                                "whole_frames": round(float(old.mean()), 3),
-                                "better": int((new > old).sum()), "worse": int((new < old).sum())}
-        if scores["essentia_edma"]:
-            out[f"{seconds:g}s"]["essentia_edma"] = round(float(np.mean(scores["essentia_edma"])), 3)
-    return out
-
-
-def time_speed() -> dict:
+def time_key_stage() -> dict:
+    """The key stage's CPU on the `speed` track's long spectrum, beside the
+    spectrum's bands (best of 5, process CPU seconds)."""
     directory, tracks = render_grid("speed")
     x, sr = read(str(directory / tracks[0]["file"]))
     spec = long_spectrum(x, sr)
-    best = np.inf
-    for _ in range(5):
-        t0 = time.perf_counter()
-        measure_spectrum(spec)
-        measure_tonality(spec)
-        best = min(best, time.perf_counter() - t0)
-    return {"frames": spec.power.shape[0], "bins": spec.power.shape[1],
-            "spectrum_plus_tonality_s": round(best, 4)}
+
+    def best_of(fn) -> float:
+        best = np.inf
+        for _ in range(5):
+            t0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - t0)
+        return round(best, 4)
+
+    t0 = time.process_time()
+    long_spectrum(x, sr)
+    return {"seconds": round(len(x) / sr, 1), "long_spectrum_cpu_s": round(time.process_time() - t0, 4),
+            "spectrum_cpu_s": best_of(lambda: measure_spectrum(spec)),
+            "tonality_cpu_s": best_of(lambda: measure_tonality(spec, x))}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--visible", type=Path, help="rendered visible grid (default: render/cached)")
+    ap.add_argument("--split", choices=("held", "fit", "all"), default="held")
     ap.add_argument("--no-real", action="store_true")
-    ap.add_argument("--no-essentia", action="store_true")
+    ap.add_argument("--no-renders", action="store_true")
     ap.add_argument("--no-speed", action="store_true")
-    ap.add_argument("--excerpts", action="store_true",
-                    help="also score 1-4 s excerpts of the visible grid (every sample vs whole frames)")
+    ap.add_argument("--visible", action="store_true", help="also the synthetic visible grid")
     ap.add_argument("--json", type=Path, help="also write the report as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
-    visible = args.visible or render_grid("visible")[0]
-    report = {"visible": eval_visible(visible, not args.no_essentia, args.verbose)}
-    print(json.dumps(report["visible"]))
+    report = {}
     if not args.no_real:
-        report["real"] = eval_real(not args.no_essentia, args.verbose)
-        print(json.dumps(report["real"]))
-    if args.excerpts:
-        report["excerpts"] = eval_excerpts(visible, not args.no_essentia)
-        print(json.dumps(report["excerpts"]))
+        rows, atonal = eval_real(args.verbose)
+        report["real"] = table(rows, f"real clips with a key ({len(rows)})")
+        report["real_atonal_none"] = atonal
+        print("real atonal clips given no key:", atonal)
+    if not args.no_renders:
+        split = None if args.split == "all" else args.split
+        rows = eval_renders(split, args.verbose)
+        report["renders"] = table(rows, f"recorded-instrument renders, split {args.split} "
+                                        f"({len(rows)})")
+    if args.visible:
+        rows = eval_visible(args.verbose)
+        report["visible"] = table(rows, f"synthetic visible grid ({len(rows)})")
     report["synthetic_atonal"] = eval_synthetic_atonal()
-    print(json.dumps(report["synthetic_atonal"]))
+    print("synthetic atonal given no key:", report["synthetic_atonal"])
     if not args.no_speed:
-        report["speed"] = time_speed()
+        report["speed"] = time_key_stage()
         print(json.dumps(report["speed"]))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from genre_corpus import grid_items, real_items, synthetic_items  # noqa: E402
+from groove_specs import groove_items  # noqa: E402  (tests/groove_specs.py)
 
 import soundfile as sf  # noqa: E402
 
@@ -33,8 +34,10 @@ CACHE = ROOT / "benchmarks" / "out" / "genre_features.json"
 
 
 def _code() -> str:
-    """What the measurements depend on: the groove module and `genre_inputs`."""
-    text = (ROOT / "trackgrade" / "engine" / "groove.py").read_text() + inspect.getsource(genre_inputs)
+    """What the measurements depend on: the groove and rhythm modules and `genre_inputs`."""
+    engine = ROOT / "trackgrade" / "engine"
+    text = "".join(p.read_text() for p in [engine / "groove.py", *sorted((engine / "rhythm").glob("*.py"))])
+    text += inspect.getsource(genre_inputs)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -74,10 +77,12 @@ def measured(items: list[dict], *, fresh: bool = False) -> list[dict]:
     return out
 
 
-def corpus(per_style: int = 8, *, fresh: bool = False, grid: str | None = None) -> list[dict]:
-    """The measured items: `per_style` renders per style (or a built-in `grid`) and the real clips."""
+def corpus(per_style: int = 8, *, fresh: bool = False, grid: str | None = None,
+           grooves: int = 6) -> list[dict]:
+    """The measured items: `per_style` renders per style (or a built-in `grid`),
+    the real clips and `grooves` recorded-instrument grooves per groove style."""
     synth = grid_items(grid) if grid else synthetic_items(per_style)
-    return measured(synth + real_items(), fresh=fresh)
+    return measured(synth + real_items() + (groove_items(grooves) if grooves else []), fresh=fresh)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ TABLES = {
     "route answers": r"no route \{",
     "maintenance exemptions": r"EXEMPT_FROM_MAINTENANCE\s*=",
     # the pillar list and its titles: trackgrade/pillars.py
-    "pillar list": r'"Mix quality"|"mix quality"|"danceability",\s*"mix_quality"',
+    "pillar list": r'"Mix quality"|"mix quality"|"danceability",\s*"mix_quality",\s*"frequency_balance"',
     # the order feedback is shown in: model.FEEDBACK_TYPES (warn, tip, pass)
     "feedback order": r'"warn":\s*0|\(\s*"warn",\s*"tip",\s*"pass"\s*\)',
     # the 503 the engine's queue, the submission and upload routes and the body budget answer

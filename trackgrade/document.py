@@ -54,9 +54,15 @@ def _mastering_statuses() -> tuple[str, ...]:
 
 
 def _section_labels() -> tuple[str, ...]:
-    from trackgrade.engine.features import SECTION_LABELS
+    from trackgrade.engine.features import DOCUMENT_SECTION_LABELS
 
-    return tuple(SECTION_LABELS)
+    return tuple(DOCUMENT_SECTION_LABELS)
+
+
+def _content_kinds() -> tuple[str, ...]:
+    from trackgrade.grading.content import KINDS
+
+    return tuple(KINDS)
 
 
 def _tempo_relations() -> tuple[str, ...]:
@@ -95,6 +101,7 @@ VOCABULARIES = {
     "grade_letters": _grade_letters,
     "mastering_statuses": _mastering_statuses,
     "section_labels": _section_labels,
+    "content_kinds": _content_kinds,
     "tempo_relations": _tempo_relations,
     "tonics": _tonics,
     "platforms": _platforms,

@@ -15,7 +15,9 @@ the score fields must be absent; otherwise every field is checked.
 from __future__ import annotations
 
 from trackgrade.document import Problems, check_object, library_fields, result_fields
-from trackgrade.engine.features import BAND_NAMES, TEMPO_RELATIONS
+from trackgrade.engine.features import BAND_NAMES, PART_LABEL, TEMPO_RELATIONS
+from trackgrade.grading.content import MIX
+from trackgrade.limits import PART_MAX_S
 from trackgrade.grading.genres import GENRES
 from trackgrade.grading.grade import GRADE_TABLE
 from trackgrade.musical_keys import camelot as camelot_for
@@ -119,6 +121,25 @@ def _sections(p: Problems, doc: dict) -> None:
         p.add("structure.sections", f"end at {prev_end}, not at duration_seconds {duration}")
 
 
+def _content(p: Problems, doc: dict) -> None:
+    """CONTRACT.md section 6: `content.part` is the one test of a part, and a
+    part has `structure.judged` false and one section labelled `part`."""
+    content = doc.get("content")
+    if not isinstance(content, dict) or not isinstance(content.get("part"), bool):
+        return
+    duration, kind = doc.get("duration_seconds"), content.get("kind")
+    if _number(duration) and isinstance(kind, str):
+        expected = kind != MIX or duration < PART_MAX_S
+        if content["part"] != expected:
+            p.add("content.part", f"{content['part']} for a {kind} of {duration} s")
+    if _get(doc, "structure", "judged") is not (not content["part"]):
+        p.add("structure.judged", "must be `not content.part`")
+    sections = _get(doc, "structure", "sections")
+    if content["part"] and isinstance(sections, list) and [
+            s.get("label") for s in sections if isinstance(s, dict)] != [PART_LABEL]:
+        p.add("structure.sections", "a part has one section labelled `part`")
+
+
 def _related(p: Problems, doc: dict) -> None:
     """The rules between fields of a complete document."""
     _headline(p, doc)
@@ -133,6 +154,7 @@ def _related(p: Problems, doc: dict) -> None:
     for name in ("bands", "ideal"):
         _bands_sum(p, _get(doc, "frequency", name), f"frequency.{name}")
     _sections(p, doc)
+    _content(p, doc)
     status = _get(doc, "diagnosis", "status")
     if "diagnosis_status" in doc and status is not None and status != doc["diagnosis_status"]:
         p.add("diagnosis.status", "differs from diagnosis_status")

@@ -99,6 +99,7 @@ TOO_QUIET_MASTER_LU = 3.0        # a master further under its range costs headli
 # break), not a track: its sections are reported, its arrangement is not judged
 # (structure.judged false, the structure pillar out of the headline).
 PART_MAX_S = 60.0
+UNCLEAR_BELOW = 0.1     # a reading (tempo, key, genre, kind) under this confidence shows as "unclear"
 
 # The low end: where the spectrum starts (engine spectrum.low_rolloff_hz). Real
 # mixes reach 20-80 Hz (Pestana: a low cut near 60 Hz); a high-pass filter

@@ -166,11 +166,23 @@ class StructureSection:
 
 
 @dataclass(frozen=True)
+class Content:
+    """What the audio is (CONTRACT.md section 6), decided before any judgement."""
+    kind: str = spec(choices="content_kinds",
+                     description="mix, drums, bass, harmony, lead, texture or one_shot")
+    confidence: float = unit(decimals=2, description="calibrated: at 0.6 or more the kind is "
+                                                     "right at least 9 times in 10")
+    part: bool = spec(description="true when kind is not `mix` or the audio is shorter than 60 s: "
+                                  "judged as a part (no full-mix band, master-bus or loudness-"
+                                  "target advice; one section `part`; structure not in score)")
+
+
+@dataclass(frozen=True)
 class StructureResult:
     sections: tuple[StructureSection, ...] = spec(min_items=1)
     score: int = pct()
-    judged: bool = spec(default=True, description="false for a part (under 60 s): the "
-                        "arrangement is not judged and the structure pillar is not in score")
+    judged: bool = spec(default=True, description="`not content.part`: false for a part, whose "
+                        "arrangement is not judged and whose structure pillar is not in score")
 
 
 @dataclass(frozen=True)
@@ -350,6 +362,9 @@ class Analysis:
     delivery: Delivery | None = spec(
         default=None, description="delivery checks (CONTRACT.md section 5); null only in "
                                   "documents of versions before them")
+    content: Content | None = spec(
+        default=None, description="what the audio is (CONTRACT.md section 6); null only in "
+                                  "documents of versions before it")
     extras: Extras = field(default_factory=Extras, compare=False, metadata={"document": False})
     """Not part of the document: curves and facts the report and the
     narrative use (see `Extras`)."""

@@ -34,7 +34,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 
-from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, Dynamics, Features,
+from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, ContentCues, Dynamics,
+                                        Features,
                                         Groove, Key, Loudness, MonoFold, Rhythm, Section, Spectrum,
                                         Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
@@ -161,6 +162,12 @@ def _canned_mono(correlation: float) -> MonoFold:
                     band_loss_db={b: float(-10.0 * np.log10((1.0 + c) / 2.0)) for b, c in corr.items()})
 
 
+def _canned_content(duration: float) -> ContentCues:
+    """A full mix's content cues (profiles.json "content")."""
+    cues = dict(_canned()["content"]["cues"])
+    return ContentCues(attack_count=round(cues["attacks_per_s"] * duration), **cues)
+
+
 def canned_features(file_name: str, mastering_status: str, codec_preview: bool = False) -> Features:
     """Believable measurements for a file name (no audio involved)."""
     data = _canned()
@@ -224,6 +231,7 @@ def canned_features(file_name: str, mastering_status: str, codec_preview: bool =
         structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
         groove=groove,
         mono=_canned_mono(corr),
+        content=_canned_content(duration),
         codecs=(tuple(CodecPeak(codec=c, bitrate_kbps=k, true_peak_dbtp=round(tp + rise, 1))
                       for c, k, rise in _CODEC_RISE_DB) if codec_preview else None),
     )

@@ -6,11 +6,13 @@ import json
 import re
 
 from trackgrade.cli import app
+from trackgrade.cli.errors import EXIT_USAGE
 from trackgrade.pipeline import analyze as pipeline_analyze
 
 DOCUMENT_KEYS = ["file_name", "mastering_status", "diagnosis_status", "duration_seconds",
                  "score", "grade", "scores", "tempo", "key", "genre", "frequency", "mix",
-                 "structure", "danceability", "energy", "diagnosis", "feedback", "delivery"]
+                 "structure", "danceability", "energy", "diagnosis", "feedback", "delivery",
+                 "content"]
 
 
 def test_json_for_one_file_is_the_pipeline_document(runner, tracks, rendered_tracks):
@@ -158,3 +160,20 @@ def test_several_files_end_with_a_side_by_side_table(runner, tracks):
         row = next(line for line in table.splitlines() if doc["file_name"] in line)
         assert re.search(rf"\b{doc['score']}\s+{re.escape(doc['grade']['letter'])}\s", row)
         assert f"{doc['tempo']['bpm']:.1f}" in row
+
+
+def test_near_silence_is_refused_naming_its_peak(runner, tmp_path):
+    """CONTRACT.md section 6: 60 s of a -80 dBFS hum is refused like digital
+    silence (unprocessable_audio; the message names near-silence and the peak),
+    not graded and told to raise the mix bus."""
+    import numpy as np
+    import soundfile as sf
+
+    t = np.arange(60 * 22050) / 22050
+    hum = 10 ** (-80 / 20) * np.sin(2 * np.pi * 50 * t)
+    path = tmp_path / "hum.wav"
+    sf.write(path, np.stack([hum, hum], axis=1), 22050, subtype="PCM_24")
+    result = runner.invoke(app, ["analyze", str(path), "--json"])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "near-silence (peak -80.0 dBFS" in result.stderr
+    assert "mix bus" not in result.output

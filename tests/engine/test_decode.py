@@ -503,9 +503,18 @@ def test_silence_is_refused_and_quiet_audio_is_not():
                  "silence")
     expect_error(encode(tone(3, 44100, amp=10 ** (-110 / 20)), 44100, "WAV", "FLOAT"),
                  "unprocessable_audio", "silent")
-    quiet = decode(encode(tone(3, 44100, amp=10 ** (-90 / 20)), 44100, "WAV", "FLOAT"),
+    quiet = decode(encode(tone(3, 44100, amp=10 ** (-55 / 20)), 44100, "WAV", "FLOAT"),
                    file_name="quiet.wav")
-    assert 0 < float(np.abs(quiet.samples).max()) < 1e-4
+    assert 0 < float(np.abs(quiet.samples).max()) < 10 ** (-54 / 20)
+
+
+def test_near_silence_is_refused_naming_its_peak():
+    """CONTRACT.md section 6: a peak under -60 dBFS is refused like silence."""
+    expect_error(encode(tone(3, 44100, amp=10 ** (-80 / 20)), 44100, "WAV", "FLOAT"),
+                 "unprocessable_audio", "near-silence (peak -80.0 dBFS")
+    expect_error(encode(tone(3, 44100, amp=10 ** (-61 / 20)), 44100, "FLAC"),
+                 "unprocessable_audio", "near-silence")
+    decode(encode(tone(3, 44100, amp=10 ** (-59 / 20)), 44100, "WAV", "FLOAT"), file_name="ok.wav")
 
 
 def test_float_overs_are_clipped_and_nan_zeroed():

@@ -69,14 +69,28 @@ def test_long_track_curves_use_one_second_hop():
 
 
 def test_rounding_and_sections_cover_the_track():
-    f = make_features(sections=(("intro", 0.0, 7.123456, 40), ("drop", 7.123456, 29.987, 90),
-                                ("outro", 29.987, 30.0, 45)), duration=30.0)
+    f = make_features(sections=(("intro", 0.0, 7.123456, 40), ("drop", 7.123456, 89.987, 90),
+                                ("outro", 89.987, 90.0, 45)), duration=90.0)
     doc = build(f).to_dict()
     secs = doc["structure"]["sections"]
     assert secs[0]["start"] == 0.0 and secs[-1]["end"] == doc["duration_seconds"]
     assert all(a["end"] == b["start"] for a, b in zip(secs, secs[1:]))
     assert secs[0]["end"] == 7.12
     assert validate_document(doc) == []
+
+
+def test_a_part_has_one_section_labelled_part_and_other_music_section():
+    """CONTRACT.md section 6: a part has one `part` section spanning it, with the
+    sections' mean energy, weighted by length (music that is not electronic: test_content_real.py)."""
+    f = make_features(sections=(("intro", 0.0, 10.0, 40), ("drop", 10.0, 30.0, 90)), duration=30.0)
+    a = build(f)
+    assert a.content.part is True and a.structure.judged is False
+    assert [(s.start, s.end, s.label, s.energy) for s in a.structure.sections] == [(0.0, 30.0, "part", 73)]
+    club = build(make_features())
+    assert club.extras.electronic and club.content.part is False
+    assert [s.label for s in club.structure.sections] == ["intro", "buildup", "drop", "breakdown",
+                                                          "drop", "outro"]
+    assert validate_document(a.to_dict()) == [] and validate_document(club.to_dict()) == []
 
 
 def test_round_bands_sums_to_exactly_100():

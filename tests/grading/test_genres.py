@@ -4,7 +4,7 @@ from trackgrade.engine.features import BAND_NAMES
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.genres import (BROAD_PROFILE, CLEAR_FAMILY_MIN, ELECTRONIC, FAMILIES, FAMILY_KEYS,
                                        GENRES, broad_profile, detect_genre, family_of, genre_list,
-                                       get_profile, tempo_fit)
+                                       get_profile, OCTAVE_FIT, tempo_fit)
 
 
 def test_genre_list_families_first_then_labels():
@@ -54,7 +54,7 @@ def test_tempo_fit_inside_outside_and_half_time():
     assert tempo_fit(122.5, (115, 130)) == 1.0 and 0.95 < tempo_fit(124, (115, 130)) < 1.0
     assert tempo_fit(150, (115, 130)) < 0.05
     assert tempo_fit(70, (136, 150), half_time=True) > 0.9
-    assert tempo_fit(70, (136, 150)) == pytest.approx(0.6 * tempo_fit(140, (136, 150)))
+    assert tempo_fit(70, (136, 150)) == pytest.approx(OCTAVE_FIT * tempo_fit(140, (136, 150)))
 
 
 def test_band_shape_and_a_crowded_tempo_alone_are_never_a_confident_reading():

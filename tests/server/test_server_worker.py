@@ -181,3 +181,28 @@ def test_live_silence_fails_in_the_engine_and_restores_the_credit(process_execut
         assert s.credits(account) == 3
     finally:
         s.stop()
+
+
+def test_live_near_silence_fails_naming_its_peak(process_executor):
+    """CONTRACT.md section 6: a -80 dBFS hum is refused like digital silence."""
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    s = start(executor=process_executor)
+    try:
+        key, account = s.key("live", credits=3)
+        assert wait_idle(process_executor)
+        accepted = s.submit(key, "hum.wav").json
+        t = np.arange(4 * 22050) / 22050
+        buf = io.BytesIO()
+        sf.write(buf, 10 ** (-80 / 20) * np.sin(2 * np.pi * 50 * t), 22050, format="WAV",
+                 subtype="PCM_24")
+        assert s.upload(accepted, buf.getvalue()).status == 200
+        doc = s.wait(accepted["id"], key, timeout=120)
+        assert doc["status"] == "failed" and doc["error"]["code"] == "unprocessable_audio"
+        assert "near-silence (peak -80.0 dBFS" in doc["error"]["message"]
+        assert s.credits(account) == 3
+    finally:
+        s.stop()

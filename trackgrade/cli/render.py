@@ -35,9 +35,11 @@ def key_text(analysis: Analysis) -> Text:
     key = analysis.key
     if key is None:
         return Text("no tonal centre", style="dim")
-    text = Text(f"{key.key} {key.scale}", style="bold")
+    from trackgrade.grading.wording import percent_sure, reading
+
+    text = Text(reading(f"{key.key} {key.scale}", key.confidence), style="bold")
     text.append(f"  {key.camelot}", style="bold cyan")
-    text.append(f"  ({key.confidence:.0%} sure)", style="dim")
+    text.append(f" {percent_sure(key.confidence)}", style="dim")
     return text
 
 
@@ -72,32 +74,42 @@ def genre_text(analysis: Analysis) -> Text:
         from trackgrade.grading.genres import GENRES
 
         chosen = GENRES[g.target]["name"] if g.target in GENRES else None
+    from trackgrade.grading.wording import genre_reading, percent_sure
+
     if chosen:
         text = Text.assemble(("Judged against ", "dim"), (chosen, "bold"), ("   sounds like ", "dim"),
-                             g.name)
+                             genre_reading(analysis))
     else:
-        text = Text.assemble((g.name, "bold"))
+        text = Text.assemble((genre_reading(analysis), "bold"))
         label = subgenre_name(analysis)
         if label:
             text.append(f"  closest to {label}")
-    text.append(f"   {g.confidence:.0%} confidence", style="dim")
+    text.append(f"  {percent_sure(g.confidence)}", style="dim")
     return text
 
 
 def header_panel(analysis: Analysis) -> Panel:
     """Score and grade up front, with the file's identity."""
+    from trackgrade.grading.wording import judged_as_part, percent_sure, reading, what_it_is
+
     style = score_style(analysis.score)
     headline = Text()
+    if judged_as_part(analysis):         # what it is, first
+        headline.append(what_it_is(analysis), style="bold")
+        headline.append("   ")
     headline.append(f" {analysis.score} ", style=f"{style} reverse")
     headline.append("  ")
     headline.append(analysis.grade.letter, style=style)
     headline.append(f"  {analysis.grade.label}", style="bold")
-    headline.append("   hit potential /100", style="dim")
+    headline.append("   sound /100" if judged_as_part(analysis) else "   hit potential /100",
+                    style="dim")
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()
-    facts.add_row("Tempo", Text.assemble((f"{analysis.tempo.bpm:.1f} BPM", "bold"),
-                                         (f"   regularity {analysis.tempo.regularity:.2f}", "dim")))
+    tempo = analysis.tempo
+    facts.add_row("Tempo", Text.assemble((reading(f"{tempo.bpm:.1f} BPM", tempo.confidence), "bold"),
+                                         (f"  {percent_sure(tempo.confidence)}", "dim"),
+                                         (f"   regularity {tempo.regularity:.2f}", "dim")))
     facts.add_row("Key", key_text(analysis))
     facts.add_row("Genre", genre_text(analysis))
     subtitle = plain_text(f"{analysis.mastering_status} · {clock(analysis.duration_seconds)}")

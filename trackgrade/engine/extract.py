@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from trackgrade.engine.content import measure_content
 from trackgrade.engine.dynamics import measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.engine.frames import (long_grid, long_spectrum, short_freqs, short_reduced,
@@ -142,6 +143,7 @@ def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Fe
     spectrum = measure_spectrum(long)
     mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long, samples)
+    content = measure_content(short, long, spectrum.bands_pct)
     del long
     watch.lap("spectrum_tonal")
     structure = measure_structure(short, duration, beat_times=rhythm.beat_times,
@@ -163,4 +165,5 @@ def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Fe
         timings_s=timings, declared_duration_s=audio.declared_duration_s,
         noise_floor=noise_floor, decoder_notes=audio.decoder_notes, groove=groove,
         analysis_rate=rate if native is not None else None, mono=mono, codecs=codecs,
+        content=content,
     )

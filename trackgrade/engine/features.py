@@ -18,6 +18,10 @@ BAND_EDGES_HZ = ((20, 60), (60, 250), (250, 500), (500, 2000), (2000, 4000),
 NOISE_FLOOR_FROM_HZ = 5000.0     # the noise floor is the power above this (noise.py)
 SILENCE_LUFS = -70.0             # floor for every loudness value (BS.1770's absolute gate)
 SECTION_LABELS = ("intro", "buildup", "drop", "breakdown", "outro")
+# CONTRACT.md section 6: the club labels are for electronic mixes only; a part
+# has one section labelled PART_LABEL, other music labels every one PLAIN_LABEL
+PART_LABEL, PLAIN_LABEL = "part", "section"
+DOCUMENT_SECTION_LABELS = SECTION_LABELS + (PART_LABEL, PLAIN_LABEL)
 # CONTRACT.md section 4: how a tempo alternative relates to the reported tempo
 # (alternative bpm = reported bpm x ratio).
 TEMPO_RELATIONS = {"half": 0.5, "double": 2.0, "two_thirds": 2.0 / 3.0, "three_halves": 1.5,
@@ -178,6 +182,24 @@ class Groove:
 
 
 @dataclass(frozen=True)
+class ContentCues:
+    """What the audio is made of (engine/content.py): the cues grading/content.py
+    decides `content.kind` from."""
+    sustain_db: float               # median level re the loud (P95) level, dB (<= 0)
+    attacks_per_s: float            # steep rises of the whole level per second
+    attack_count: float             # how many steep rises in all
+    layers: float                   # registers playing at once (median over frames), 0..4
+    low_sustain_db: float           # the low register's median re its loud level, dB
+    high_sustain_db: float          # the same for the registers above 2.5 kHz, dB
+    peak_at: float                  # where the loudest frame sits, 0..1
+    tail_db: float                  # the last fifth's mean level re the loudest frame, dB
+    peak_share: float               # per octave 100 Hz-3.2 kHz: power share of its loudest 5 % of bins
+    partials: float                 # semitones 100 Hz-2 kHz holding a partial within 30 dB of the top
+    low_share: float                # sub-bass + bass share of the power, 0..1
+    spread: float                   # effective number of the seven bands, 1..7
+
+
+@dataclass(frozen=True)
 class Section:
     start: float                    # seconds
     end: float
@@ -217,3 +239,4 @@ class Features:
     groove: Groove | None = None                     # None without a pulse or a whole bar
     mono: MonoFold | None = None                     # None when not measured
     codecs: tuple | None = None                      # tuple[CodecPeak, ...] when previewed, else None
+    content: ContentCues | None = None               # None when not measured (read as a mix)

@@ -10,13 +10,16 @@ the peaks' deviations from equal temperament; the fine profile is folded to
 Frames are normalised to unit energy (L2) and averaged; the zero-padded frame over
 a track's last samples counts for the share of its window that holds them.
 
-Key: correlation of that chroma with the 24 rotations of a major and a minor
-profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the best
-one wins, except where the bass names the tonic: the root profile
-(`bass.root_salience`, subharmonic summation over C1-B3 fundamentals, so a
-filter sweeping a wobble's harmonics does not move it) holds PEDAL_SHARE on
-one note, or the chroma fits no key (correlation under MIN_CORRELATION) and
-one root leads the next by ROOT_LEAD. The profile then only picks the mode.
+Key: correlation of `key_chroma` with the 24 rotations of a major and a
+minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
+best one wins. `key_chroma` is the textbook constant-Q chroma done on our own
+spectrum (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz,
+to B7), so a bass line's notes count as much as a chord's; the peak chroma
+above (from 50 Hz, with subharmonic credit) only decides whether there is
+pitch and is the reported `chroma`. The earlier rules (the bass root naming
+the tonic, a blended root profile) lost to this plain reading on the real
+clips and the recorded-instrument renders and were removed (issue 27,
+benchmarks/results/key.md).
 
 No key (`key=None`) only without pitch: drums only, noise, silence, click
 trains. Pitch is any of: partials of notes (`pitch.pitched_share`: peaks that
@@ -38,12 +41,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from trackgrade.engine.bass import root_salience
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
+from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
 from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -69,10 +72,6 @@ WEIGHT_EXPONENT = 0.5         # peak weight = power ** this (0.5: magnitude)
 PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
-ROOT_WEIGHT = 0.0             # weight of the bass-root profile next to the upper chroma (0.15
-                              # and up flip the real GiantSteps excerpt to G major, see benchmarks/RESULTS.md)
-PEDAL_SHARE = 0.45            # a root this dominant names the tonic (a held/wobbling bass)
-ROOT_LEAD = 1.25              # ... or this far ahead of the next when the profile fits no key
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 
 
@@ -221,17 +220,6 @@ def _averaged(spec: Spectrogram, frames: np.ndarray) -> np.ndarray:
     return _unit_max(spec.frame_weights() @ _unit_energy(frames))
 
 
-def root_profile(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
-    """(12,) how often each pitch class is the bass's root, unit sum (zeros
-    when the low register holds no harmonic tone): each frame's root salience
-    (`bass.root_salience`) normalised to unit maximum, weighted by the frame's
-    harmonicity and averaged like the chroma."""
-    salience, harmonicity = root_salience(spec, tuning_cents)
-    profile = (spec.frame_weights() * harmonicity) @ _unit_max(salience)
-    total = profile.sum()
-    return profile / total if total > 0 else profile
-
-
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
     """(24,) correlation of the chroma with each key template (major C..B, minor C..B)."""
     return key_templates() @ _zscore(chroma)
@@ -275,48 +263,41 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def _bass_root(roots: np.ndarray, profile_fits: bool) -> int | None:
-    """The pitch class that names the tonic from the bass: one that holds
-    PEDAL_SHARE of the root profile (a held or wobbling bass), or, when the
-    upper profile fits no key well, one ROOT_LEAD times ahead of the next."""
-    if roots.sum() <= 0:
-        return None
-    first, second = np.sort(roots)[::-1][:2]
-    if first >= PEDAL_SHARE or (not profile_fits and first >= ROOT_LEAD * second):
-        return int(np.argmax(roots))
-    return None
+def key_chroma(spec: Spectrogram) -> np.ndarray:
+    """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
+    the long spectrum (`semitones`, on the A440 grid) folded to pitch
+    classes, each frame at unit energy, averaged by `spec.frame_weights()`,
+    unit maximum. The bass's register counts like any other."""
+    frames = fold_octaves(semitone_magnitude(spec, 0.0))
+    return _averaged(spec, frames)
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
     """Mean chroma and key (None when the audio has no pitched content).
-    `samples` (the audio `spec` was taken from, at its rate) let a sub bass
-    line under drums that no rule of the long spectrum sees have pitch
-    (`pitch.holds_low_line`); read only when nothing else found pitch."""
+    The key: the best of 24 correlations of `key_chroma` with the key
+    templates. Whether there is pitch is judged as before from the peaks of
+    the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
+    taken from, at its rate) let a sub bass line under drums that no rule of
+    the long spectrum sees have pitch (`pitch.holds_low_line`); read only
+    when nothing else found pitch."""
     frames, tuning_cents, tonalness, pitched = chroma_frames(spec)
     upper = _averaged(spec, frames)
     total = upper.sum()
     out_chroma = upper / total if total > 0 else np.full(12, 1.0 / 12)
     if not total > 0:
         return Tonality(key=None, chroma=out_chroma)
-    roots = root_profile(spec, tuning_cents)
-    chroma = upper + ROOT_WEIGHT * _unit_max(roots)
-    corr = key_correlations(chroma)
-    best_index = int(np.argmax(corr))
-    pedal = _bass_root(roots, float(corr[best_index]) >= MIN_CORRELATION)
-    if pedal is not None and best_index % 12 != pedal:
-        # a bass held on one note (a drone, a wobble) is the tonic; the
-        # profile only chooses the mode
-        best_index = pedal if corr[pedal] >= corr[pedal + 12] else pedal + 12
-    order = np.argsort(corr)[::-1]
-    runner_up = float(corr[order[1]] if order[0] == best_index else corr[order[0]])
-    best = float(corr[best_index])
+    peaks_fit = float(key_correlations(upper).max()) >= MIN_CORRELATION
     has_pitch = (pitched >= MIN_PITCHED_SHARE
                  or sustained_low_share(spec, tonal_band(spec)[1]) >= MIN_SUSTAINED_LOW
-                 or tonalness >= MIN_TONALNESS and best >= MIN_CORRELATION
+                 or tonalness >= MIN_TONALNESS and peaks_fit
                  or note_rise_db(spec, tuning_cents) >= MIN_NOTE_RISE_DB
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
+    corr = key_correlations(key_chroma(spec))
+    order = np.argsort(corr)[::-1]
+    best_index = int(order[0])
+    best, runner_up = float(corr[best_index]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
     # one tone or a bare interval fits many keys equally: a held note keeps

@@ -8,9 +8,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from trackgrade.engine.features import BAND_NAMES, SECTION_LABELS, SILENCE_LUFS, Features, MonoFold
+from trackgrade.engine.features import (BAND_NAMES, PART_LABEL, PLAIN_LABEL, SECTION_LABELS, SILENCE_LUFS,
+                                        Features, MonoFold)
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import scores as S
+from trackgrade.grading.content import MIX, ContentReading, counted_pillars, detect_content, is_part
 from trackgrade.grading.genre_model import genre_inputs
 from trackgrade.grading.genres import (CLEAR_FAMILY_MIN, ELECTRONIC, GENRES, LABELS, TIMING_MIN_ONSETS,
                                        GenreGuess, band_similarity, broad_profile, detect_genre,
@@ -21,7 +23,7 @@ from trackgrade.limits import MASTERING_STATUSES, TRUE_PEAK_MAX_DBTP
 from trackgrade.grading.targets import REFERENCE, Reference, profile_for, reference_profile
 from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.delivery.checks import delivery_checks
-from trackgrade.model import (Analysis, BandLevels, CodecCheck, Danceability, DanceabilityBreakdown,
+from trackgrade.model import (Analysis, BandLevels, CodecCheck, Content, Danceability, DanceabilityBreakdown,
                               Delivery, Diagnosis, Energy, Extras, Frequency, FrequencyBands,
                               GenreAlternative, GenreResult, KeyAlternative,
                               KeyResult, Mix, Scores, StructureResult, StructureSection, Tempo,
@@ -88,9 +90,21 @@ def _jsonable_top(values: dict) -> dict:
             for k, v in values.items()}
 
 
-def _sections(features: Features, duration: float) -> tuple[StructureSection, ...]:
-    """Contiguous sections covering [0, duration], times rounded to 0.01 s."""
+def _sections(features: Features, duration: float, *, part: bool,
+              electronic: bool) -> tuple[StructureSection, ...]:
+    """Contiguous sections covering [0, duration], times rounded to 0.01 s.
+    A part has one section labelled `part` (its energy the sections' mean);
+    music that is not electronic labels every section `section`; the club
+    labels are for electronic mixes only (CONTRACT.md section 6)."""
     secs = [s for s in features.structure.sections if s.end > s.start]
+    if part:
+        spans = [(s.end - s.start, s.energy) for s in secs if np.isfinite(s.energy)]
+        weight = sum(w for w, _ in spans)
+        energy = sum(w * e for w, e in spans) / weight if weight > 0 else 50.0
+        return (StructureSection(0.0, duration, PART_LABEL, int(np.clip(round(energy), 0, 100))),)
+    if not electronic:
+        return tuple(StructureSection(s.start, s.end, PLAIN_LABEL, s.energy)
+                     for s in _sections(features, duration, part=False, electronic=True))
     if not secs:
         return (StructureSection(0.0, duration, "drop", 50),)
     out, start = [], 0.0
@@ -145,6 +159,8 @@ class Judgement:
     pillars: dict            # name -> scores.Pillar
     penalties: dict          # headline defect penalties
     score: int
+    content: ContentReading  # what the audio is
+    part: bool               # content.part: judged as a part
     target: str              # genre.target: the detected family, the caller's genre, "reference",
                              # or "electronic" (no clear family: the broad targets)
 
@@ -167,6 +183,9 @@ def judge(f: Features, status: str, *, genre: str | None = None,
     # not-electronic reading then neither scales nor penalises the scores.
     chosen = genre is not None or bool(references)
     fit = 1.0 if chosen else guess.electronic
+    content = detect_content(f)
+    part = is_part(content.kind, f.duration_s)
+    whole = content.kind == MIX             # a part other than a mix is not held to a mix's ideals
     pillars = {"danceability": S.danceability(f, profile, fit),
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
@@ -175,11 +194,11 @@ def judge(f: Features, status: str, *, genre: str | None = None,
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],
-                                   electronic=chosen or guess.is_electronic)
+                                   electronic=chosen or guess.is_electronic, whole_mix=whole)
     score = S.headline({k: p.score for k, p in pillars.items()}, penalties,
-                       danceable=profile["danceable"], electronic_fit=fit,
-                       structure_judged=S.judged_structure(f.duration_s))
-    return Judgement(guess, profile, pillars, penalties, score, target)
+                       danceable=profile["danceable"], electronic_fit=fit if whole else 1.0,
+                       structure_judged=not part, counted=counted_pillars(content.kind))
+    return Judgement(guess, profile, pillars, penalties, score, content, part, target)
 
 
 def _extras(f: Features, j: Judgement, status: str, sections) -> Extras:
@@ -290,11 +309,11 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
     j = judge(f, status, genre=genre, references=tuple(references))
     p = j.pillars
     duration = _num(f.duration_s, 2, 0.0)
-    sections = _sections(f, duration)
+    sections = _sections(f, duration, part=j.part, electronic=j.guess.is_electronic)
     mix = _mix(f, p["mix_quality"].score)
     draft = Analysis(
         file_name=file_name, mastering_status=status, duration_seconds=duration,
-        score=j.score, grade=grade_for(j.score),
+        score=j.score, grade=grade_for(j.score, part=j.part),
         scores=Scores(hit_potential=j.score, **{k: v.score for k, v in p.items()}),
         tempo=Tempo(bpm=_num(f.rhythm.bpm, 1, 0.0, 300.0),
                     regularity=_num(f.rhythm.regularity, 2, 0.0, 1.0),
@@ -313,13 +332,15 @@ def build_analysis(features: Features, *, file_name: str, mastering_status: str,
                             score=p["frequency_balance"].score, levels_db=_levels(f)),
         mix=mix,
         structure=StructureResult(sections=sections, score=p["structure"].score,
-                                  judged=S.judged_structure(f.duration_s)),
+                                  judged=not j.part),
         danceability=Danceability(breakdown=DanceabilityBreakdown(**p["danceability"].parts),
                                   score=p["danceability"].score),
         energy=Energy(score=p["energy"].score, rms_mean=_num(f.dynamics.rms_mean, 4, 0.0, 2.0),
                       onset_rate=_num(f.rhythm.onset_rate, 2, 0.0, 100.0)),
         diagnosis=Diagnosis("pending", "", None, None, None), feedback=(),
         delivery=_delivery(f, mix),
+        content=Content(kind=j.content.kind, confidence=_num(j.content.confidence, 2, 0.0, 1.0),
+                        part=j.part),
         extras=_extras(f, j, status, sections),
     )
     draft = draft.with_diagnosis(template_diagnosis(draft))

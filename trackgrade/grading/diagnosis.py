@@ -11,33 +11,41 @@ from __future__ import annotations
 
 from trackgrade import limits as L
 from trackgrade.delivery.platforms import STREAMING_LUFS
+from trackgrade.grading.content import KIND_SCORE, counted_pillars
 from trackgrade.grading.genres import GENRES
-from trackgrade.limits import BAND_LABELS
+from trackgrade.limits import BAND_LABELS, sentence_start
 from trackgrade.grading.scores import AUDIBLE_LUFS
-from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        genre_unclear, genre_word, nearest_family,
-                                        not_electronic_text, part_text, profile_name, target_name,
-                                        targets, unclear_genre_text)
+from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, band_levels_text, clock,
+                                        genre_unclear, genre_word, judged_as_part, nearest_family,
+                                        not_electronic_text, part_text, profile_name, reading,
+                                        target_name, targets, unclear_genre_text, what_it_is,
+                                        whole_mix, bands_judged, drums_to_time)
+from trackgrade.model import Analysis, Diagnosis
 from trackgrade.pillars import PILLAR_TITLES, PILLARS
 from trackgrade.status import PENDING, READY
-from trackgrade.model import Analysis, Diagnosis
 
 
 
 def _pillars(a: Analysis) -> dict[str, int]:
-    """The pillars in the headline (a part's structure is not)."""
+    """The pillars in the headline (a part's structure is not; a part other
+    than a mix counts only `content.counted_pillars`)."""
     s = a.scores
     p = {name: getattr(s, name) for name in PILLARS}
     if not a.structure.judged:
         p.pop("structure")
-    return p
+    counted = counted_pillars(a.content.kind) if a.content is not None else None
+    return p if counted is None else {k: v for k, v in p.items() if k in counted}
 
 
 
 def _key_text(a: Analysis) -> str:
     if a.key is None:
         return "no clear key (atonal or drums only)"
-    return f"{a.key.key} {a.key.scale} ({a.key.camelot})"
+    return reading(f"{a.key.key} {a.key.scale} ({a.key.camelot})", a.key.confidence)
+
+
+def _tempo_text(a: Analysis) -> str:
+    return reading(f"{a.tempo.bpm:g} BPM", a.tempo.confidence)
 
 
 
@@ -47,23 +55,29 @@ def summary_sentence(a: Analysis) -> str:
     p = _pillars(a)
     best = max(p, key=p.get)
     worst = min(p, key=p.get)
-    part = (" " + part_text(a)) if not a.structure.judged else ""
+    part = (" " + part_text(a)) if judged_as_part(a) else ""
     strongest, weakest = PILLAR_TITLES[best].lower(), PILLAR_TITLES[worst].lower()
     tail = f" Strongest: {strongest} ({p[best]}); weakest: {weakest} ({p[worst]}).{part}"
+    if not whole_mix(a):        # what it is comes first, then what the score measures
+        return (f"{sentence_start(what_it_is(a))}: {a.grade.label} ({a.grade.letter}, {a.score}/100) "
+                f"for {KIND_SCORE[a.content.kind]}; at {_tempo_text(a)} in {_key_text(a)}." + tail)
     if not a.extras.electronic:
         # what the score measures comes first: it is no verdict on the music
         return (f"Not electronic music (electronic fit {(a.extras.electronic_fit or 0.0):.2f}): the "
                 f"score measures the recording (mix, loudness, frequency balance and pulse) against "
                 f"the nearest electronic family, {nearest_family(a)}, not the music itself. "
-                f"{a.grade.label} ({a.grade.letter}, {a.score}/100) at {a.tempo.bpm:g} BPM in "
+                f"{a.grade.label} ({a.grade.letter}, {a.score}/100) at {_tempo_text(a)} in "
                 f"{_key_text(a)}." + tail)
     genre = genre_word(a)
     article = "an" if genre[:1] in "aeiou" else "a"
-    return (f"{a.grade.label} ({a.grade.letter}, {a.score}/100): {article} {genre} track at "
-            f"{a.tempo.bpm:g} BPM in {_key_text(a)}." + tail)
+    lead = f"{sentence_start(what_it_is(a))}: " if judged_as_part(a) else ""
+    return (f"{lead}{a.grade.label} ({a.grade.letter}, {a.score}/100): {article} {genre} track at "
+            f"{_tempo_text(a)} in {_key_text(a)}." + tail)
 
 
 def frequency_sentence(a: Analysis) -> str:
+    if not bands_judged(a):
+        return band_levels_text(a)
     worst = band_advice(a)[:2]
     cut = _low_cut_text(a)
     if not worst:
@@ -76,6 +90,8 @@ def frequency_sentence(a: Analysis) -> str:
 
 def _low_cut_text(a: Analysis) -> str:
     hz = a.extras.low_rolloff_hz
+    if not whole_mix(a):
+        return ""
     if hz is None or hz < L.LOW_ROLLOFF_OK_HZ:
         return ""
     return (f"The low end stops at about {hz:.0f} Hz (real mixes reach down to 40-60 Hz): "
@@ -83,6 +99,8 @@ def _low_cut_text(a: Analysis) -> str:
 
 
 def loudness_verdict(a: Analysis) -> str:
+    if judged_as_part(a) and not a.extras.references:
+        return "not held to a target (a part)"
     t = targets(a)
     lo, hi = t["loudness_lufs"]
     lufs = a.mix.loudness_lufs
@@ -97,9 +115,12 @@ def loudness_verdict(a: Analysis) -> str:
 def mix_sentence(a: Analysis) -> str:
     m = a.mix
     t = targets(a)
-    peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
-            + (f", over the {t['true_peak_max_dbtp']:g} dBTP ceiling" if m.peak_dbfs > t["true_peak_max_dbtp"]
-               else ""))
+    if judged_as_part(a):       # a part has no ceiling of a master: only overs count
+        peak = f"true peak {m.peak_dbfs:.1f} dBTP" + (", over 0 dBTP" if m.peak_dbfs > 0 else "")
+    else:
+        peak = (f"true peak {m.peak_dbfs:.1f} dBTP"
+                + (f", over the {t['true_peak_max_dbtp']:g} dBTP ceiling"
+                   if m.peak_dbfs > t["true_peak_max_dbtp"] else ""))
     extra = []
     if m.clipping_pct >= 0.001:
         extra.append(f"{m.clipping_pct:.3f} % of samples clip")
@@ -185,6 +206,8 @@ def _sections_text(a: Analysis) -> str:
 
 
 def _bands_text(a: Analysis) -> str:
+    if not bands_judged(a):
+        return ""
     fixes = []
     for b, d, change, _ in band_advice(a)[:3]:
         if change > 0:
@@ -198,6 +221,8 @@ def _bands_text(a: Analysis) -> str:
 
 
 def _streaming_text(a: Analysis) -> str:
+    if judged_as_part(a):       # no loudness targets for a part
+        return ""
     lufs = a.mix.loudness_lufs
     norm = L.STREAMING_REFERENCE_LUFS
     same = ", ".join(name for name, level in STREAMING_LUFS if level == norm)
@@ -229,7 +254,24 @@ def _streaming_text(a: Analysis) -> str:
     return text
 
 
+def _part_fixes(a: Analysis) -> list[str]:
+    """A part's fixes: its peaks and its stereo, never the master bus."""
+    m, fixes = a.mix, []
+    if m.clipping_pct >= 0.001:
+        fixes.append(f"{m.clipping_pct:.3f} % of samples hit full scale: render or record the part "
+                     f"a few dB lower")
+    if m.peak_dbfs > 0.0:
+        fixes.append(f"true peak {m.peak_dbfs:+.1f} dBTP is over 0 dBTP: lower the part by about "
+                     f"{m.peak_dbfs + 1.0:.1f} dB")
+    if m.stereo_correlation <= L.OUT_OF_PHASE_CORRELATION:
+        fixes.append(f"the channels cancel in mono (correlation {m.stereo_correlation:.2f}): flip the "
+                     f"polarity of one channel")
+    return fixes
+
+
 def _mix_fixes(a: Analysis) -> list[str]:
+    if judged_as_part(a):
+        return _part_fixes(a)
     m, t = a.mix, targets(a)
     fixes = []
     lo, hi = t["loudness_lufs"]
@@ -304,36 +346,41 @@ def enhanced_diagnosis(analysis: Analysis) -> Diagnosis:
     sections = _sections_text(a)
     summary = (summary_sentence(a) + read + conf + (" " + sections if sections else "") + f" {structure} "
                f"{a.energy.score} ({a.energy.onset_rate:.1f} onsets per second)." + truncated)
-    frequency = frequency_sentence(a) + " " + _bands_text(a)
+    bands = _bands_text(a)
+    frequency = frequency_sentence(a) + (" " + bands if bands else "")
     if not a.extras.electronic:
         summary += " " + not_electronic_text(a)
     if a.extras.references:
         summary += " " + reference_text(a)
     fixes = _mix_fixes(a)
-    mix = (mix_sentence(a) + " " + _streaming_text(a)
+    streaming = _streaming_text(a)
+    mix = (mix_sentence(a) + (" " + streaming if streaming else "")
            + (" Fixes: " + "; ".join(fixes) + "." if fixes else " Nothing in the mix needs fixing."))
     b = a.danceability.breakdown
     t = targets(a)
     lo, hi = t["bpm_range"]
-    tempo_note = (f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {profile_name(a)}"
+    tempo_note = (f"{_tempo_text(a)}" if judged_as_part(a) else
+                  f"{a.tempo.bpm:g} BPM sits inside the {lo:g}-{hi:g} BPM range of {profile_name(a)}"
                   if lo <= a.tempo.bpm <= hi or lo <= a.tempo.bpm * 2 <= hi
                   else f"{a.tempo.bpm:g} BPM is outside the usual {lo:g}-{hi:g} BPM of {profile_name(a)}")
     dance_fixes = []
     pulse = a.extras.tempo_salient
+    # drum advice only where there are drums: an electronic mix or a drum loop
+    drums = drums_to_time(a)
     if not pulse:
-        if GENRES[a.genre.detected].get("danceable", True) and a.extras.electronic \
+        if GENRES[a.genre.detected].get("danceable", True) and drums and whole_mix(a) \
                 and not genre_unclear(a):
             dance_fixes.append("there is no steady pulse: a kick on the grid would make it danceable")
-    elif b.bass_presence < 60:
+    elif b.bass_presence < 60 and whole_mix(a) and a.extras.electronic:
         dance_fixes.append(f"bass presence is {b.bass_presence}: the low end (sub + bass "
                            f"{a.frequency.bands.sub_bass + a.frequency.bands.bass:.0f} % vs "
                            f"{a.frequency.ideal.sub_bass + a.frequency.ideal.bass:.0f} % ideal) needs a "
                            f"fuller kick or bass line")
-    if pulse and b.beat_strength < 50:
+    if pulse and b.beat_strength < 50 and drums and whole_mix(a):
         dance_fixes.append(f"beat strength is {b.beat_strength}: a clearer kick transient (shorter "
                            f"attack, less sidechain on the kick itself) helps "
                            + ("DJs and dancers lock in" if a.extras.electronic else "the groove"))
-    if pulse and b.groove_clarity < 50:
+    if pulse and b.groove_clarity < 50 and drums:
         dance_fixes.append(f"groove clarity is {b.groove_clarity}: quantise the drums or steady the tempo")
     danceability = (danceability_sentence(a) + f" {tempo_note}. In detail: tempo fit {b.tempo_fitness}, "
                     f"beat strength {b.beat_strength}, rhythmic energy {b.rhythmic_energy}, bass "

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from trackgrade import limits as L
 from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
-                                        genre_unclear, not_electronic_text, part_text, profile_name,
-                                        target_name, targets, unclear_genre_text)
+                                        genre_unclear, judged_as_part, not_electronic_text, part_text,
+                                        profile_name, target_name, targets, unclear_genre_text,
+                                        whole_mix, band_levels_text, bands_judged, drums_to_time)
 from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.musical_keys import camelot_neighbours
@@ -39,6 +40,10 @@ def _file_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
 
 
 def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    if judged_as_part(a):       # a part has no loudness target: the facts only
+        return [(0.0, FeedbackItem("pass", "loudness", (
+            f"Integrated loudness {a.mix.loudness_lufs:.1f} LUFS, true peak {a.mix.peak_dbfs:.1f} "
+            f"dBTP (a part is not held to a loudness target).")))]
     t = targets(a)
     lo, hi = t["loudness_lufs"]
     lufs = a.mix.loudness_lufs
@@ -73,15 +78,36 @@ def _loudness_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
         f"({lo:g} to {hi:g} LUFS).")))]
 
 
+def _part_peak_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    """A part's clipping and overs: warned about, with no master-bus advice."""
+    m, out = a.mix, []
+    if m.clipping_pct >= 0.001:
+        out.append((10 + 10 * min(m.clipping_pct, 3), FeedbackItem("warn", "mix", (
+            f"{m.clipping_pct:.3f} % of samples are clipped at full scale: render or record the "
+            f"part again a few dB lower, so that none clip."))))
+    if m.peak_dbfs > 0.0:
+        out.append((6 * m.peak_dbfs, FeedbackItem("warn", "mix", (
+            f"True peak {m.peak_dbfs:+.1f} dBTP is over 0 dBTP: it will clip when played or "
+            f"encoded; lower the part by about {m.peak_dbfs + 1.0:.1f} dB."))))
+    elif m.clipping_pct < 0.001:
+        out.append((0.0, FeedbackItem("pass", "mix", (
+            f"True peak {m.peak_dbfs:.1f} dBTP: no overs and no clipped samples."))))
+    return out
+
+
 def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     m, t = a.mix, targets(a)
     ceiling = t["true_peak_max_dbtp"]
-    out = []
-    if m.clipping_pct >= 0.001:
+    out = _part_peak_items(a) if judged_as_part(a) else []
+    if out:
+        pass                    # a part: its peaks are judged above
+    elif m.clipping_pct >= 0.001:
         out.append((10 + 10 * min(m.clipping_pct, 3), FeedbackItem("warn", "mix", (
             f"{m.clipping_pct:.3f} % of samples are clipped at full scale: lower the master gain "
             f"until none clip and let a true-peak limiter catch the peaks at {ceiling:g} dBTP."))))
-    if m.peak_dbfs > ceiling:
+    if judged_as_part(a):
+        pass
+    elif m.peak_dbfs > ceiling:
         out.append((6 * (m.peak_dbfs - ceiling), FeedbackItem("warn", "mix", (
             f"True peak {m.peak_dbfs:.1f} dBTP is {m.peak_dbfs - ceiling:.1f} dB over the "
             f"{ceiling:g} dBTP ceiling for a {a.mastering_status}: lower the output or use a "
@@ -92,7 +118,12 @@ def _mix_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"{a.mastering_status}."))))
     floor = a.extras.noise_floor_db
     pen = a.extras.pillars.get("mix_quality", {}).get("penalties", {})
-    if pen.get("hiss") and floor is not None:
+    if pen.get("hiss") and floor is not None and not whole_mix(a):
+        out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
+            f"Noise: a steady hiss sits under the sound (its quietest moments carry 5 kHz+ energy "
+            f"only {-floor:.0f} dB under the average power). On a vintage break or a sampled "
+            f"loop that may be the character; if it is not, gate or denoise it."))))
+    elif pen.get("hiss") and floor is not None:
         out.append((pen["hiss"], FeedbackItem("warn" if pen["hiss"] >= 8 else "tip", "mix", (
             f"Noise: a steady hiss sits under the music. Even its quietest moments carry 5 kHz+ "
             f"energy only {-floor:.0f} dB under the average power (clean music falls 30 dB or "
@@ -106,15 +137,16 @@ def _dynamics_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     clo, chi = t["crest_db"]
     llo, lhi = t["lra_lu"]
     out = []
+    if judged_as_part(a):       # limiting and loudness range are a master's matters
+        return [(0.0, FeedbackItem("pass", "dynamics", (
+            f"Crest factor {m.crest_factor_db:.1f} dB, loudness range {m.dynamic_range_db:.1f} LU.")))]
     if m.crest_factor_db < clo:
         out.append((5 * (clo - m.crest_factor_db), FeedbackItem("warn", "dynamics", (
             f"Crest factor {m.crest_factor_db:.1f} dB is below {clo:g} dB: the track is "
             f"over-limited. Reduce limiting by {clo - m.crest_factor_db:.1f} dB or use a slower "
             f"release so the kick keeps its punch."))))
     club = a.extras.electronic
-    if not a.structure.judged:
-        pass                # a part: its loudness range says nothing about an arrangement
-    elif m.dynamic_range_db < llo:
+    if m.dynamic_range_db < llo:
         out.append((3 * (llo - m.dynamic_range_db), FeedbackItem("tip", "dynamics", (
             f"Loudness range {m.dynamic_range_db:.1f} LU is narrow (typical {llo:g}-{lhi:g} LU): "
             + ("let breakdowns drop 4-6 LU below the drops." if club else
@@ -146,6 +178,8 @@ def _stereo_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"little and lean slightly towards opposite polarity, so parts (a centred kick or bass "
             f"first) may cancel in mono. Check the polarity of each channel and any stereo "
             f"widener, and keep the low end mono.")))]
+    if channels == 1 and judged_as_part(a):
+        return [(0.0, FeedbackItem("pass", "stereo", "The file is mono (1 channel)."))]
     if channels == 1:
         return [(5.0, FeedbackItem("tip", "stereo", (
             "The file is mono (1 channel): export in stereo and spread hats, pads and effects "
@@ -187,6 +221,8 @@ def _low_end_mono_loss(a: Analysis) -> list[tuple[str, float]]:
 
 
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
+    if not bands_judged(a):
+        return [(0.0, FeedbackItem("pass", "frequency", band_levels_text(a)))]
     target = target_name(a)
     out = []
     hz = a.extras.low_rolloff_hz
@@ -225,22 +261,25 @@ def _rhythm_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     t = targets(a)
     lo, hi = t["bpm_range"]
     out = []
+    # drum advice only where there are drums to time: an electronic mix or a drum loop
+    drums = drums_to_time(a)
     if not a.extras.tempo_salient:
-        if a.genre.detected != "ambient" and a.extras.electronic and not genre_unclear(a):
+        if a.genre.detected != "ambient" and drums and whole_mix(a) and not genre_unclear(a):
             out.append((15.0, FeedbackItem("warn", "rhythm", (
                 f"No steady pulse was found (beat strength {b.beat_strength}/100): for a dance "
                 f"track make the kick audible and on the grid."))))
         return out
-    if b.beat_strength < 45:
+    if b.beat_strength < 45 and drums and whole_mix(a):
         out.append((45 - b.beat_strength, FeedbackItem("warn" if b.beat_strength < 30 else "tip", "rhythm", (
             f"Beat strength {b.beat_strength}/100: the kick does not carry the groove. Give it a "
             f"clearer transient and 2-4 dB more level against the bass."))))
     bpm = a.tempo.bpm
-    if a.extras.electronic and not (lo <= bpm <= hi or lo <= bpm * 2 <= hi or lo <= bpm / 2 <= hi):
+    if a.extras.electronic and not judged_as_part(a) and not (lo <= bpm <= hi or lo <= bpm * 2 <= hi
+                                                              or lo <= bpm / 2 <= hi):
         out.append((8.0, FeedbackItem("tip", "rhythm", (
             f"{bpm:g} BPM is outside the {lo:g}-{hi:g} BPM usual for {profile_name(a)}: "
             f"fine for an edit, but DJs will pitch it."))))
-    if b.groove_clarity < 50:
+    if b.groove_clarity < 50 and drums:
         out.append((50 - b.groove_clarity, FeedbackItem("tip", "rhythm", (
             f"Groove clarity {b.groove_clarity}/100 (regularity {a.tempo.regularity:.2f}): tighten "
             f"the drum timing or quantise the kick."))))
@@ -257,7 +296,7 @@ def _structure_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     parts = a.extras.pillars.get("structure", {}).get("parts", {})
     contrast = parts.get("contrast")
     spread = a.extras.loudness_spread_lu
-    if not a.structure.judged:
+    if judged_as_part(a):
         return [(0.0, FeedbackItem("pass", "structure", part_text(a)))]
     if not a.extras.electronic:
         moves = spread if spread is not None else 0.0
@@ -336,6 +375,10 @@ def _codec_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     named = ", ".join(f"{CODEC_NAMES.get(c.codec, c.codec)} {c.bitrate_kbps} kbps "
                       f"{c.true_peak_dbtp:+.1f} dBTP" for c in clipping)
     worst = max(c.true_peak_dbtp for c in clipping)
+    if judged_as_part(a):
+        return [(15.0 + 5.0 * worst, FeedbackItem("warn", "mix", (
+            f"After lossy encoding the true peak passes 0 dBTP and will clip on playback: {named}. "
+            f"Lower the part by about {worst + 1.0:.1f} dB.")))]
     return [(15.0 + 5.0 * worst, FeedbackItem("warn", "mix", (
         f"After lossy encoding the true peak passes 0 dBTP and will clip on playback: {named}. "
         f"Lower the limiter ceiling by about {worst + 1.0:.1f} dB (to leave 1 dB of headroom) or "

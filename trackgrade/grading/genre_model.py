@@ -22,6 +22,16 @@ drops out) plus `tempo_weight` x log tempo fit; the scores are divided by
 calibrated) and turned into probabilities. Families without training items
 (`families` in the data lacks them) are never detected, only chosen.
 
+Music outside every family (hip-hop, trap, reggaeton, pop, rock, jazz, samba)
+has its own class, `outside`: one more Gaussian per feature, fitted on outside
+examples (recorded-instrument grooves of those styles and the real clips of no
+family: benchmarks/groove_specs.py, genre_corpus.py), with its own pulse
+share and a log prior (`outside_log_prior`, chosen with the temperature on
+held-out sources). Its tempo fit is the families' mean, so the tempo counts
+for a family only against the others. The families' probabilities are shares
+of the eleven families and the outside class together, so a family's
+probability is the probability that the track IS that family.
+
 A probability says which family fits best, not that the track is typical of
 it: a drone or a lone kick drum is far from every family and still has a
 "best" one. `typicality` measures how far the track sits from the winning
@@ -99,6 +109,7 @@ class GenreModel:
     tempo_weight: float
     temperature: float
     prototypes: dict = field(default_factory=dict)   # family -> cues of its clearest item
+    outside: dict | None = None   # {"mean", "spread": (features,), "pulse", "log_prior"}
 
     @classmethod
     def from_data(cls, data: dict) -> "GenreModel":
@@ -106,8 +117,13 @@ class GenreModel:
         mean = np.array([[data["mean"][k][n] for n in feats] for k in fams], dtype=float)
         spread = np.array([[data["spread"][k][n] for n in feats] for k in fams], dtype=float)
         pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
+        out = data.get("outside")
+        if out is not None:
+            out = {"mean": np.array([out["mean"][n] for n in feats], dtype=float),
+                   "spread": np.array([out["spread"][n] for n in feats], dtype=float),
+                   "pulse": float(out["pulse"]), "log_prior": float(out["log_prior"])}
         return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
-                   float(data["temperature"]), dict(data.get("prototypes", {})))
+                   float(data["temperature"]), dict(data.get("prototypes", {})), out)
 
     def to_data(self, **extra) -> dict:
         return {"families": list(self.families), "features": list(self.features),
@@ -117,7 +133,13 @@ class GenreModel:
                            for k, row in zip(self.families, self.spread)},
                 "pulse": {k: round(float(p), 4) for k, p in zip(self.families, self.pulse)},
                 "tempo_weight": self.tempo_weight, "temperature": self.temperature,
-                "prototypes": self.prototypes, **extra}
+                "prototypes": self.prototypes,
+                "outside": None if self.outside is None else {
+                    "mean": {n: round(float(v), 4) for n, v in zip(self.features, self.outside["mean"])},
+                    "spread": {n: round(float(v), 4) for n, v in zip(self.features, self.outside["spread"])},
+                    "pulse": round(float(self.outside["pulse"]), 4),
+                    "log_prior": round(float(self.outside["log_prior"]), 4)},
+                **extra}
 
 
 @lru_cache(maxsize=1)
@@ -133,18 +155,38 @@ def typical_cues(model: GenreModel, family: str) -> dict[str, float] | None:
     return dict(model.prototypes[family]) if family in model.prototypes else None
 
 
+def _class_log_scores(mean: np.ndarray, spread: np.ndarray, pulse: np.ndarray, features_of,
+                      features: dict[str, float]) -> np.ndarray:
+    """(classes,) Gaussian log densities of the measured features plus the pulse term."""
+    idx = [i for i, n in enumerate(features_of) if n in features]
+    score = np.zeros(mean.shape[0])
+    if "pulse" in features:
+        score = score + np.log(pulse if features["pulse"] else 1.0 - pulse)
+    if idx:
+        x = np.array([features[features_of[i]] for i in idx])
+        mu, sd = mean[:, idx], spread[:, idx]
+        score = score + (-0.5 * ((x - mu) / sd) ** 2 - np.log(sd)).sum(axis=1)
+    return score
+
+
 def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
     """(families,) unnormalised log scores: Gaussian log densities of the measured
     features plus tempo_weight x `tempo_log_fit` (one per family)."""
-    idx = [i for i, n in enumerate(model.features) if n in features]
-    score = model.tempo_weight * np.asarray(tempo_log_fit, dtype=float)
-    if "pulse" in features:
-        score = score + np.log(model.pulse if features["pulse"] else 1.0 - model.pulse)
-    if idx:
-        x = np.array([features[model.features[i]] for i in idx])
-        mu, sd = model.mean[:, idx], model.spread[:, idx]
-        score = score + (-0.5 * ((x - mu) / sd) ** 2 - np.log(sd)).sum(axis=1)
-    return score
+    fit = np.asarray(tempo_log_fit, dtype=float)
+    return model.tempo_weight * fit + _class_log_scores(model.mean, model.spread, model.pulse,
+                                                        model.features, features)
+
+
+def outside_log_score(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> float:
+    """The outside class's log score (-inf without one): its Gaussian log
+    densities, its prior and the families' mean tempo fit."""
+    o = model.outside
+    if o is None:
+        return -math.inf
+    fit = float(np.mean(np.asarray(tempo_log_fit, dtype=float)))
+    return float(o["log_prior"] + model.tempo_weight * fit
+                 + _class_log_scores(o["mean"][None, :], o["spread"][None, :], np.array([o["pulse"]]),
+                                     model.features, features)[0])
 
 
 def chi2_tail(x: float, dof: int) -> float:
@@ -171,7 +213,9 @@ def typicality(model: GenreModel, features: dict[str, float], family: int) -> fl
 
 
 def probabilities(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> np.ndarray:
-    """(families,) calibrated probabilities, summing to 1."""
-    s = log_scores(model, features, tempo_log_fit) / model.temperature
+    """(families,) calibrated probabilities that the track is each family:
+    with the outside class they sum to 1 (the rest is the outside class)."""
+    s = np.append(log_scores(model, features, tempo_log_fit),
+                  outside_log_score(model, features, tempo_log_fit)) / model.temperature
     e = np.exp(s - s.max())
-    return e / e.sum()
+    return (e / e.sum())[:-1]

@@ -142,10 +142,16 @@ def band_similarity(measured: dict, ideal: dict) -> float:
     return float(np.exp(-spread / 3.0))
 
 
+# A reading at half or double a family's range: the engine reads the tempo
+# level from the groove (drum & bass at its 160-180, hip-hop at its 65-95:
+# engine/rhythm/backbeat.py), so an octave off the range is weak evidence.
+OCTAVE_FIT = 0.3
+
+
 def tempo_fit(bpm: float, bpm_range, *, half_time: bool = False) -> float:
     """1 in the middle of the range, 0.7 at its edges, falling with the distance
-    outside it (in %) and 0.6x
-    for a half/double-time reading (1.0x for half-time genres)."""
+    outside it (in %) and OCTAVE_FIT x for a half/double-time reading (1.0x
+    for half-time genres)."""
     lo, hi = bpm_range
 
     def inside(b: float) -> float:
@@ -154,7 +160,7 @@ def tempo_fit(bpm: float, bpm_range, *, half_time: bool = False) -> float:
         gap = (lo - b) / lo if b < lo else (b - hi) / hi
         return 0.7 * float(np.exp(-(gap / 0.02) ** 2))
 
-    octave = 1.0 if half_time else 0.6
+    octave = 1.0 if half_time else OCTAVE_FIT
     return max(inside(bpm), octave * inside(bpm * 2), octave * inside(bpm / 2))
 
 

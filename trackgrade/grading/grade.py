@@ -20,13 +20,16 @@ GRADE_TABLE: tuple[tuple[int, str, str], ...] = (
     (40, "D-", "Poor"),
     (0, "F", "Not ready"),
 )
+# a part's grade speaks of the sound, never of release readiness (CONTRACT.md section 6)
+PART_LABELS = {"A-": "Very clean", "F": "Rough"}
 GRADE_ORDER: tuple[str, ...] = tuple(letter for _, letter, _ in GRADE_TABLE)   # best first
 
 
-def grade_for(score: int) -> Grade:
-    """The grade of an integer score 0-100 (values outside are clamped)."""
+def grade_for(score: int, *, part: bool = False) -> Grade:
+    """The grade of an integer score 0-100 (values outside are clamped); a
+    part's label never speaks of release readiness (`PART_LABELS`)."""
     s = min(100, max(0, int(score)))
     for bound, letter, label in GRADE_TABLE:
         if s >= bound:
-            return Grade(letter=letter, label=label)
+            return Grade(letter=letter, label=PART_LABELS.get(letter, label) if part else label)
     raise AssertionError("unreachable: the table ends at 0")

@@ -323,48 +323,52 @@ def structure(f: Features) -> Pillar:
 # ---------------------------------------------------------------- headline
 
 def defect_penalties(f: Features, profile: dict, status: str, mix: Pillar, *,
-                     electronic: bool = True) -> dict:
+                     electronic: bool = True, whole_mix: bool = True) -> dict:
+    """The headline's defect penalties. A part other than a mix (`whole_mix`
+    false) is not held to a full mix's low end, pulse, loudness or genre."""
     pens = {}
     if f.dynamics.clipping_pct >= 0.01:
         pens["clipping"] = 12.0 if f.dynamics.clipping_pct >= 0.1 else 6.0
     if f.stereo.correlation < 0.0:
         pens["phase"] = 12.0
-    if low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]) < 0.5 or low_cut_share(f) >= 0.5:
+    if whole_mix and (low_end_ratio(f.spectrum.bands_pct, profile["ideal_bands"]) < 0.5
+                      or low_cut_share(f) >= 0.5):
         pens["low_end"] = 8.0
-    if profile["danceable"] and not f.rhythm.tempo_salient:
+    if whole_mix and profile["danceable"] and not f.rhythm.tempo_salient:
         pens["no_pulse"] = 8.0
     if hiss_share(f) >= 0.3:
         pens["hiss"] = round(10.0 * hiss_share(f), 1)
     if mix.penalties.get("mono", 0) >= 15:
         pens["mono"] = 5.0
     under = profile["loudness_lufs"]["master"][0] - f.loudness.integrated_lufs
-    if status == "master" and under > L.TOO_QUIET_MASTER_LU:
+    if whole_mix and status == "master" and under > L.TOO_QUIET_MASTER_LU:
         pens["too_quiet"] = round(min(12.0, 1.5 * under), 1)
     if f.truncated:
         pens["truncated"] = 5.0
-    if not electronic:
+    if whole_mix and not electronic:
         pens["not_electronic"] = 10.0
     return pens
 
 
-def judged_structure(duration_s: float) -> bool:
-    """Whether the arrangement is judged: not for a part (under limits.PART_MAX_S)."""
-    return duration_s >= L.PART_MAX_S
-
-
 def headline(pillars: dict[str, int], penalties: dict, *, danceable: bool,
-             electronic_fit: float = 1.0, structure_judged: bool = True) -> int:
+             electronic_fit: float = 1.0, structure_judged: bool = True,
+             counted: tuple[str, ...] | None = None) -> int:
     """The weighted blend of the pillars (scaled by `electronic_factor` for
     music that is not electronic) minus the defect penalties, 0-100. A part
-    (`structure_judged` false) leaves the structure pillar out; the other
-    weights keep their proportions."""
+    (`structure_judged` false) leaves the structure pillar out, and only the
+    `counted` pillars count (all when None: grading.content.counted_pillars);
+    the other weights keep their proportions."""
     weights = dict(PILLAR_WEIGHTS)
-    if not danceable:       # ambient: no dance floor to judge; mix and balance carry it
+    if counted is not None:
+        weights = {k: w for k, w in weights.items() if k in counted}
+    if not danceable and "danceability" in weights:   # ambient: mix and balance carry it
         shift = weights.pop("danceability")
-        weights["mix_quality"] += shift / 2
-        weights["frequency_balance"] += shift / 2
+        carriers = [k for k in ("mix_quality", "frequency_balance") if k in weights]
+        for k in carriers:
+            weights[k] += shift / len(carriers)
     if not structure_judged:
-        weights.pop("structure")
+        weights.pop("structure", None)
+    if not structure_judged or counted is not None:
         total = sum(weights.values())
         weights = {k: w / total for k, w in weights.items()}
     blend = sum(w * pillars[k] for k, w in weights.items()) * electronic_factor(electronic_fit)

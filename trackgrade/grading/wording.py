@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade import limits as L
+from trackgrade.grading.content import DRUMS, KIND_NAMES, MIX
 from trackgrade.grading.genres import (BROAD_PROFILE, ELECTRONIC, GENRES, TIMING_GRID_MS,
                                        TIMING_PLAYED_MS, band_distance_db)
-from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB
+from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, UNCLEAR_BELOW
 from trackgrade.grading.targets import REFERENCE
 from trackgrade.model import Analysis
 
@@ -113,11 +114,103 @@ def nearest_family(a: Analysis) -> str:
     return GENRES[a.genre.detected]["name"] if a.genre.detected in GENRES else a.genre.name
 
 
+def judged_as_part(a: Analysis) -> bool:
+    """`content.part` (documents before it: the arrangement was not judged)."""
+    return a.content.part if a.content is not None else not a.structure.judged
+
+
+def whole_mix(a: Analysis) -> bool:
+    """Whether the audio is a mix (a part other than a mix is never held to a
+    full mix's band ideal)."""
+    return a.content is None or a.content.kind == MIX
+
+
+def drums_to_time(a: Analysis) -> bool:
+    """Whether drum advice (kick, timing, quantising) applies: an electronic
+    mix or a drum loop; never ragtime, an orchestra or a chord part."""
+    return a.extras.electronic and (a.content is None or a.content.kind in (MIX, DRUMS))
+
+
+def bands_judged(a: Analysis) -> bool:
+    """Whether band advice is given: for a mix, or against the caller's own
+    reference tracks (never a family's full-mix ideal for another part)."""
+    return whole_mix(a) or bool(a.extras.references)
+
+
+def what_it_is(a: Analysis) -> str:
+    """What the audio is, first in every headline: "drum loop · 1.7 s",
+    "mix · 4:05"; "unclear (best guess: drum loop) · 1.7 s" when the kind
+    reads under 0.1."""
+    content = a.content
+    return kind_length(content.kind if content else MIX, content.confidence if content else 1.0,
+                       a.duration_seconds)
+
+
+def kind_length(kind: str, confidence: float | None, duration_s: float) -> str:
+    """`what_it_is` from its parts (the badge reads them from a stored document)."""
+    length = f"{duration_s:.1f} s" if duration_s < L.PART_MAX_S else clock(duration_s)
+    return f"{reading(KIND_NAMES.get(kind, kind), confidence)} · {length}"
+
+
+def reading(text: str, confidence: float | None) -> str:
+    """A tempo, key, genre or kind as shown: itself, or "unclear (best
+    guess: G minor)" when its confidence is under UNCLEAR_BELOW (never "0 %")."""
+    if confidence is not None and confidence < UNCLEAR_BELOW:
+        return f"unclear (best guess: {text})"
+    return text
+
+
+def band_levels_text(a: Analysis) -> str:
+    """A part's band levels, reported and not judged."""
+    bands = a.frequency.bands
+    listed = ", ".join(f"{BAND_LABELS[b]} {getattr(bands, b):.0f} %" for b in BAND_LABELS
+                       if getattr(bands, b) >= 1.0)
+    return (f"Band levels: {listed} (centroid {a.frequency.centroid_hz:.0f} Hz); a part is not "
+            f"held to a full mix's balance.")
+
+
+def genre_reading(a: Analysis) -> str:
+    """The genre as shown: its name, or "unclear (best guess: …)" under 0.1."""
+    return reading(a.genre.name, a.genre.confidence)
+
+
+def caption(a: Analysis) -> str:
+    """The one-line caption of a verdict (the badge, the report's headline):
+    for a part what it is first ("drum loop · 1.7 s · Breakbeat"), for a
+    mix the genre."""
+    return f"{what_it_is(a)} · {genre_reading(a)}" if judged_as_part(a) else genre_reading(a)
+
+
+def document_caption(doc: dict) -> str:
+    """`caption` of a stored Analysis document (documents before `content`
+    read as a mix)."""
+    genre = doc.get("genre") or {}
+    text = reading(str(genre.get("name", "")), genre.get("confidence"))
+    content = doc.get("content")
+    if isinstance(content, dict) and content.get("part"):
+        what = kind_length(content.get("kind", MIX), content.get("confidence"),
+                           float(doc.get("duration_seconds") or 0.0))
+        return f"{what} · {text}"
+    return text
+
+
+def percent_sure(confidence: float | None) -> str:
+    """" (73 % sure)" beside a reading, or "" when it shows as unclear."""
+    if confidence is None or confidence < UNCLEAR_BELOW:
+        return ""
+    return f" ({confidence:.0%} sure)"
+
+
 def part_text(a: Analysis) -> str:
-    """The sentence for a part (under limits.PART_MAX_S): what is not judged."""
-    return (f"This is a part of {a.duration_seconds:.1f} s (under {L.PART_MAX_S:.0f} s: a loop, an "
-            f"excerpt or a stem), so its arrangement is not judged and the structure score is not "
-            f"in the total.")
+    """The sentence for a part: what it is and what is not judged."""
+    kind = a.content.kind if a.content is not None else MIX
+    if kind == MIX:
+        return (f"This is a part of {a.duration_seconds:.1f} s (under {L.PART_MAX_S:.0f} s: a loop, an "
+                f"excerpt or a stem), so its arrangement is not judged and the structure score is "
+                f"not in the total.")
+    return (f"This is a {KIND_NAMES[kind]} ({a.duration_seconds:.1f} s), judged as a part: its sound "
+            f"(peaks, clipping, noise, stereo) is judged, its band levels are reported but not held "
+            f"to a full mix's balance, and it gets no master-bus or loudness-target advice.")
 def genre_unclear(a: Analysis) -> bool:
     """No clear family: the scores use the broad electronic targets."""
     return a.genre.target == ELECTRONIC

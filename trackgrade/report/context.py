@@ -167,7 +167,9 @@ def facts(analysis: Analysis) -> list[dict]:
     key = analysis.key
     mix = analysis.mix
     subgenre = extras_of(analysis).get("subgenre")
-    genre_note = f"{analysis.genre.confidence:.0%} confidence"
+    from trackgrade.grading.wording import genre_reading, percent_sure, reading
+
+    genre_note = percent_sure(analysis.genre.confidence).strip(" ()")
     if isinstance(subgenre, str) and subgenre != analysis.genre.detected:
         from trackgrade.grading.genres import GENRES
 
@@ -177,14 +179,15 @@ def facts(analysis: Analysis) -> list[dict]:
     if tempo_conf is None:
         tempo_conf = _finite(extras_of(analysis).get("tempo_confidence"))
     return [
-        {"id": "tempo", "title": "Tempo", "value": f"{analysis.tempo.bpm:.1f}", "unit": "BPM",
-         "note": (f"confidence {tempo_conf:.2f}" if tempo_conf is not None
+        {"id": "tempo", "title": "Tempo", "value": reading(f"{analysis.tempo.bpm:.1f}", tempo_conf),
+         "unit": "BPM",
+         "note": (f"confidence {tempo_conf:.2f}" if tempo_conf is not None and tempo_conf >= 0.1
                   else f"regularity {analysis.tempo.regularity:.2f}")},
         {"id": "key", "title": "Key",
-         "value": f"{key.key} {key.scale}" if key else "no tonal centre",
+         "value": reading(f"{key.key} {key.scale}", key.confidence) if key else "no tonal centre",
          "badge": key.camelot if key else None,
-         "note": f"{key.confidence:.0%} confidence" if key else ""},
-        {"id": "genre", "title": "Genre", "value": analysis.genre.name, "note": genre_note},
+         "note": percent_sure(key.confidence).strip(" ()") if key else ""},
+        {"id": "genre", "title": "Genre", "value": genre_reading(analysis), "note": genre_note},
         {"id": "loudness", "title": "Loudness", "value": f"{mix.loudness_lufs:.1f}",
          "unit": "LUFS", "note": f"range {mix.dynamic_range_db:.1f} LU"},
         {"id": "peak", "title": "True peak", "value": f"{mix.peak_dbfs:+.1f}", "unit": "dBTP",
@@ -229,6 +232,8 @@ def feedback(analysis: Analysis) -> list[dict]:
 
 def build(page: Page) -> dict:
     """The whole template context."""
+    from trackgrade.grading.wording import caption, percent_sure, reading
+
     a = page.track.analysis
     refs = page.references
     series = [track_series(page.track)] + [track_series(r) for r in refs]
@@ -248,7 +253,9 @@ def build(page: Page) -> dict:
         "timelines": timelines, "key": key_block(a, refs), "mix": mix_table(a, refs),
         "structure": structure_rows(series[0]), "feedback": feedback(a),
         "truncated": bool(extras_of(a).get("truncated")),
-        "gauge": gauge(a.score),
+        "gauge": gauge(a.score), "caption": caption(a),
+        "key_reading": (reading(f"{a.key.key} {a.key.scale}", a.key.confidence) if a.key else ""),
+        "key_sure": percent_sure(a.key.confidence).strip(" ()") if a.key else "",
         "canned": ({"banner": CANNED_BANNER, "note": CANNED_NOTE} if is_canned(a) else None),
     }
 

@@ -23,6 +23,8 @@ MIN_SAMPLE_RATE = 8000
 MAX_SAMPLE_RATE = 192000
 MAX_CHANNELS = 2
 SILENCE_PEAK = 10 ** (-100 / 20)     # -100 dBFS
+NEAR_SILENCE_DBFS = -60.0            # a peak under this is near-silence: refused like silence
+NEAR_SILENCE_PEAK = 10 ** (NEAR_SILENCE_DBFS / 20)
 ACCEPTED = "send WAV, MP3, AIFF or FLAC"
 
 
@@ -135,9 +137,10 @@ def sanitise(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_not_silent(maxs: np.ndarray, mins: np.ndarray, first: float) -> None:
-    """Refuse digital silence (peak < -100 dBFS) and a constant DC offset (no
-    channel moves by -100 dBFS), from the per-channel extremes of the whole
-    (sanitised) signal; `first` is the first frame's largest value."""
+    """Refuse digital silence (peak < -100 dBFS), a constant DC offset (no
+    channel moves by -100 dBFS) and near-silence (peak < NEAR_SILENCE_DBFS:
+    a -80 dBFS hum has nothing to judge), from the per-channel extremes of
+    the whole (sanitised) signal; `first` is the first frame's largest value."""
     peak = min(max(float(maxs.max()), -float(mins.min())), 1.0)
     if peak < SILENCE_PEAK:
         what = "digital silence" if peak == 0 else f"silent (peak {20 * np.log10(peak):.0f} dBFS)"
@@ -149,3 +152,6 @@ def check_not_silent(maxs: np.ndarray, mins: np.ndarray, first: float) -> None:
     if swing < SILENCE_PEAK:
         raise AudioError(f"the audio is a constant DC offset ({first:+.2f}) "
                          "with no sound; nothing to analyze")
+    if peak < NEAR_SILENCE_PEAK:
+        raise AudioError(f"the audio is near-silence (peak {20 * np.log10(peak):.1f} dBFS, under "
+                         f"{NEAR_SILENCE_DBFS:g} dBFS); nothing to analyze")

@@ -11,6 +11,7 @@ from trackgrade.engine.frames import Reduction, ShortFrames, log_band_edges, seg
 
 _N_BANDS = 24
 _LOW_BAND_HZ = (30.0, 160.0)
+_MID_BAND_HZ = (160.0, 2500.0)    # snare and clap bodies (engine/groove.py's snare band)
 
 
 @dataclass(frozen=True, eq=False)
@@ -18,6 +19,7 @@ class Onsets:
     """The onset envelope and its parts, one value per STFT frame."""
     envelope: np.ndarray      # full-band flux, detrended, >= 0
     low: np.ndarray           # flux of the kick band (30-160 Hz), detrended, >= 0
+    mid: np.ndarray           # flux of the snare band (160-2500 Hz) beyond the kick band's, >= 0
     energy_db: np.ndarray     # frame energy in dB (for DFA and structure)
     hf_activity: float        # mean flux above 4 kHz, dB/frame: hats, snares, noise
     fps: float                # frames per second
@@ -73,17 +75,22 @@ def onset_envelope(spec: ShortFrames) -> Onsets:
     loud = energy_db > -60.0
     hf = float(flux[loud][:, hi_mask].mean()) if hi_mask.any() and loud.any() else 0.0
     low = flux[:, low_mask].mean(axis=1) if low_mask.any() else np.zeros_like(full)
+    mid_mask = (freqs >= _MID_BAND_HZ[0]) & (freqs < _MID_BAND_HZ[1])
+    # a kick's click rises in the snare band too: a snare is a rise beyond the kick band's
+    mid = np.maximum(flux[:, mid_mask].mean(axis=1) - low, 0.0) if mid_mask.any() else np.zeros_like(full)
     # silent frames carry no onsets: weight by frame loudness (0 below -60 dB)
     gate = np.clip((energy_db + 60.0) / 20.0, 0.0, 1.0)
     full *= gate
     low *= gate
+    mid *= gate
     w = int(round(0.4 * fps))
     env = np.maximum(full - _moving_mean(full, w), 0.0)
     lowe = np.maximum(low - _moving_mean(low, w), 0.0)
+    mide = np.maximum(mid - _moving_mean(mid, w), 0.0)
     # frame centre, plus the flux's latency: an onset shows most in the frame
     # whose window has just taken it in, about 0.7 hop before it (measured)
     t0 = 0.5 * spec.n_fft / spec.sample_rate + 0.7 * spec.hop_s
-    return Onsets(env, lowe, energy_db, hf, fps, t0)
+    return Onsets(env, lowe, mide, energy_db, hf, fps, t0)
 
 
 def pick_onsets(env: np.ndarray, fps: float) -> np.ndarray:

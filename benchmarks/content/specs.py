@@ -1,0 +1,166 @@
+"""Recorded-instrument specs of every content kind (tests/truth_gen/recorded.py),
+with their truth: `content_specs()` -> [(spec, kind, source)].
+
+`source` names what a rule could learn by heart (the drum kit, the GM
+program, the groove): the evaluation leaves whole sources out. Everything is
+a pure function of the seeds below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+KITS = ("ForzeeStereo", "Audiophob", "BJA_Pacific", "ColomboAcousticDrumkit",
+        "ElectricEmpireKit", "HardElectro1", "Millo-Drums_v.1", "Millo_MultiLayered2",
+        "The Black Pearl 1.0", "rumpf_kit_z01_h2")
+BASSES = (32, 33, 34, 35, 36, 38, 39, 87)          # acoustic ... synth basses, bass lead
+CHORDS = (0, 4, 5, 16, 18, 24, 25, 27, 48, 49, 50, 52, 88, 89, 90, 92, 94, 95)
+LEADS = (56, 65, 73, 40, 80, 81, 82, 85, 71, 68, 11, 104)
+TEXTURES = (96, 97, 98, 99, 100, 101, 102, 103, 119, 122, 121, 126)
+SHOTS = (0, 33, 56, 11, 114, 12, 24)
+
+# grooves: beat -> roles, over one 4/4 bar
+GROOVES = {
+    "rock": [(0, "kick"), (2, "kick"), (1, "snare"), (3, "snare")] + [(i / 2, "closed_hat") for i in range(8)],
+    "house": [(i, "kick") for i in range(4)] + [(i + 0.5, "open_hat") for i in range(4)] + [(1, "clap"), (3, "clap")],
+    "hiphop": [(0, "kick"), (1.75, "kick"), (2.5, "kick"), (1, "snare"), (3, "snare")]
+              + [(i / 4, "closed_hat") for i in range(16)],
+    "dnb": [(0, "kick"), (2.5, "kick"), (1, "snare"), (3, "snare")] + [(i / 2, "closed_hat") for i in range(8)],
+    "break": [(0, "kick"), (0.5, "kick"), (1, "snare"), (1.75, "snare"), (2.25, "kick"), (2.5, "kick"),
+              (3, "snare"), (3.75, "snare")] + [(i / 2, "ride") for i in range(8)],
+    "latin": [(0, "conga"), (0.75, "bongo"), (1.5, "conga"), (2, "cowbell"), (2.5, "conga"), (3.25, "bongo")]
+             + [(i / 4, "shaker") for i in range(16)],
+    "trap": [(0, "kick"), (1.5, "kick"), (2, "clap")] + [(i / 4, "closed_hat") for i in range(16)]
+            + [(3.125, "closed_hat"), (3.375, "closed_hat")],
+}
+SCALE = (0, 2, 3, 5, 7, 8, 10)
+PROGRESSION = (0, 5, 3, 4)
+
+
+def _drum_hits(groove: str, bars: int, rng) -> list:
+    hits = []
+    for bar in range(bars):
+        for beat, role in GROOVES[groove]:
+            hits.append([bar * 4 + beat, role, int(rng.integers(85, 120))])
+    return hits
+
+
+def _bass_notes(root: int, bars: int, rng, style: int) -> list:
+    notes = []
+    for bar in range(bars):
+        r = root + SCALE[PROGRESSION[bar % 4]]
+        if style == 0:      # eighths
+            notes += [[bar * 4 + i / 2, 0.45, r + (12 if i % 4 == 3 else 0), 100] for i in range(8)]
+        elif style == 1:    # held roots
+            notes.append([bar * 4, 3.9, r, 100])
+        else:               # syncopated
+            notes += [[bar * 4 + b, 0.7, r + int(rng.choice([0, 7, 12])), 100] for b in (0, 1.5, 2.5, 3)]
+    return notes
+
+
+def _chord_notes(root: int, bars: int, style: int) -> list:
+    notes = []
+    for bar in range(bars):
+        r = root + SCALE[PROGRESSION[bar % 4]]
+        triad = [r, r + (3 if PROGRESSION[bar % 4] in (0, 3, 4) else 4), r + 7]
+        if style == 0:          # held
+            notes += [[bar * 4, 3.9, p, 85] for p in triad]
+        elif style == 1:        # stabs
+            notes += [[bar * 4 + b, 0.4, p, 95] for b in (0.5, 1.5, 2.5, 3.5) for p in triad]
+        else:                   # strummed
+            notes += [[bar * 4 + b + i * 0.02, 0.9, p, 90] for b in range(4) for i, p in enumerate(triad)]
+    return notes
+
+
+def _lead_notes(root: int, bars: int, rng) -> list:
+    notes, t = [], 0.0
+    degree = 0
+    while t < bars * 4 - 0.25:
+        length = float(rng.choice([0.5, 0.5, 1.0, 0.25, 1.5]))
+        degree = int(np.clip(degree + rng.integers(-2, 3), -3, 9))
+        pitch = root + 12 * (degree // 7) + SCALE[degree % 7]
+        notes.append([t, min(length, bars * 4 - t) * 0.9, pitch, 100])
+        t += length
+    return notes
+
+
+def _spec(name, bpm, beats, tracks, seed, **extra) -> dict:
+    return {"name": name, "sr": 44100, "bpm": float(bpm), "beats": beats, "seed": seed,
+            "swing": extra.get("swing", 0.0), "humanize_ms": extra.get("humanize_ms", 0.0),
+            "reverb": extra.get("reverb", False), "peak_dbfs": extra.get("peak", -1.0),
+            "tracks": tracks}
+
+
+def content_specs() -> list[tuple[dict, str, str]]:
+    rng = np.random.default_rng(26)
+    out = []
+
+    def tempo():
+        return float(rng.choice([70, 85, 90, 100, 120, 124, 128, 140, 150, 170, 174]))
+
+    for i, kit in enumerate(KITS):                                  # drums
+        for g in list(GROOVES)[i % 3::2][:2]:
+            bars = int(rng.choice([1, 2]))
+            out.append((_spec(f"drums_{i}_{g}", tempo(), bars * 4,
+                              [{"type": "drums", "kit": kit, "hits": _drum_hits(g, bars, rng)}],
+                              int(rng.integers(1e6)), humanize_ms=float(rng.choice([0, 0, 8]))),
+                        "drums", f"kit:{kit}"))
+    for i, program in enumerate(BASSES):                            # bass
+        for style in (i % 3, (i + 1) % 3):
+            bars, root = int(rng.choice([1, 2])), int(rng.integers(28, 40))
+            track = {"type": "notes", "program": program, "notes": _bass_notes(root, bars, rng, style)}
+            if style == 1 and program in (38, 39, 87):             # a wobble
+                track["filter"] = {"type": "lowpass", "from_hz": 150, "to_hz": 2500,
+                                   "period_beats": float(rng.choice([0.5, 1.0]))}
+            out.append((_spec(f"bass_{program}_{style}", tempo(), bars * 4, [track],
+                              int(rng.integers(1e6))), "bass", f"gm:{program}"))
+    for i, program in enumerate(CHORDS):                            # harmony
+        for style in (i % 3,):
+            bars, root = int(rng.choice([1, 2])), int(rng.integers(52, 64))
+            out.append((_spec(f"harmony_{program}_{style}", tempo(), bars * 4,
+                              [{"type": "notes", "program": program,
+                                "notes": _chord_notes(root, bars, style)}],
+                              int(rng.integers(1e6)), reverb=bool(style == 0)), "harmony", f"gm:{program}"))
+    for i, program in enumerate(LEADS):                             # lead
+        for k in range(1):
+            bars, root = int(rng.choice([1, 2])), int(rng.integers(60, 72))
+            out.append((_spec(f"lead_{program}_{k}", tempo(), bars * 4,
+                              [{"type": "notes", "program": program,
+                                "notes": _lead_notes(root, bars, rng)}],
+                              int(rng.integers(1e6))), "lead", f"gm:{program}"))
+    for i, program in enumerate(TEXTURES):                          # texture: held FX and drones
+        for k in (i % 2,):
+            bars, root = int(rng.choice([1, 2])), int(rng.integers(40, 64))
+            notes = ([[0, bars * 4, root, 90]] if k == 0
+                     else [[0, bars * 4, root, 80], [0, bars * 4, root + 7, 70]])
+            out.append((_spec(f"texture_{program}_{k}", tempo(), bars * 4,
+                              [{"type": "notes", "program": program, "notes": notes}],
+                              int(rng.integers(1e6)), reverb=True), "texture", f"gm:{program}"))
+    for i, kit in enumerate(KITS[:6]):                              # one-shots: one hit
+        for role in (("kick", "crash"), ("snare", "kick"), ("crash", "snare"))[i % 3]:
+            out.append((_spec(f"shot_{i}_{role}", 120, int(rng.choice([3, 4, 6])),
+                              [{"type": "drums", "kit": kit, "hits": [[0.0, role, 110]]}],
+                              int(rng.integers(1e6))), "one_shot", f"kit:{kit}"))
+    for program in SHOTS:                                           # ... or one note
+        for k in (program % 2,):
+            out.append((_spec(f"shot_gm{program}_{k}", 120, int(rng.choice([3, 4, 6])),
+                              [{"type": "notes", "program": program,
+                                "notes": [[0, 1.0 + k, int(rng.integers(36, 72)), 110]]}],
+                              int(rng.integers(1e6))), "one_shot", f"gm:{program}"))
+    for i in range(24):                                             # mixes
+        kit = KITS[i % len(KITS)]
+        groove = list(GROOVES)[i % len(GROOVES)]
+        bars, root = int(rng.choice([2, 4])), int(rng.integers(28, 40))
+        tracks = [{"type": "drums", "kit": kit, "hits": _drum_hits(groove, bars, rng), "gain_db": -2.0},
+                  {"type": "notes", "program": int(rng.choice(BASSES)),
+                   "notes": _bass_notes(root, bars, rng, i % 3)},
+                  {"type": "notes", "program": int(rng.choice(CHORDS)),
+                   "notes": _chord_notes(root + 24, bars, (i // 3) % 3), "gain_db": -4.0, "pan": -0.2}]
+        if i % 2:
+            tracks.append({"type": "notes", "program": int(rng.choice(LEADS)),
+                           "notes": _lead_notes(root + 36, bars, rng), "gain_db": -3.0, "pan": 0.2})
+        if i % 5 == 4:                                              # played music without drums
+            tracks = tracks[1:]
+        out.append((_spec(f"mix_{i}_{groove}", tempo(), bars * 4, tracks, int(rng.integers(1e6)),
+                          swing=float(rng.choice([0, 0, 0.15]))), "mix", f"mix:{i % 8}"))
+    return out

@@ -1,0 +1,57 @@
+"""The tempo level from the groove (engine/rhythm/backbeat.py): drum & bass
+whose snare sits on 2 and 4 of a 170-180 bar reads 160-180, with the half in
+the alternatives, not 85-90; hip-hop with its snare on 2 and 4 at 85-95
+stays at its own level. Synthetic renders (the generator's drum & bass, the
+three of the genre corpus that read half before) and recorded-instrument
+grooves (tests/groove_specs.py)."""
+
+import pytest
+
+from trackgrade.engine.frames import mono_mix, short_stft
+from trackgrade.engine.rhythm import measure_rhythm
+
+from tests.groove_specs import groove_spec, groove_specs
+from tests.truth import recorded_module, render_recorded, render_specs
+
+import soundfile as sf
+
+DNB = [{"name": "level_dnb_a", "style": "drum_and_bass", "bpm": 173.5, "key": "G", "scale": "major",
+        "seed": 6220, "target_lufs": -8.6, "sections": [["drop", 8]], "seconds": 11.07},
+       {"name": "level_dnb_b", "style": "drum_and_bass", "bpm": 178.0, "key": "Ab", "scale": "major",
+        "seed": 610, "target_lufs": -9.8, "sections": [["drop", 4]], "seconds": 5.39},
+       {"name": "level_dnb_c", "style": "drum_and_bass", "bpm": 179.5, "key": "C#", "scale": "major",
+        "seed": 4768, "target_lufs": -10.1, "seconds": 46.0}]
+
+
+def rhythm_of(path):
+    x, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    return measure_rhythm(short_stft(mono_mix(x), sr), x.shape[0] / sr)
+
+
+def test_drum_and_bass_reads_its_fast_level_with_the_half_as_alternative():
+    out, tracks = render_specs(DNB)
+    for spec, t in zip(DNB, tracks):
+        r = rhythm_of(out / t["file"])
+        assert 160.0 <= r.bpm <= 180.0, (spec["name"], r.bpm)
+        assert any(a.relation == "half" for a in r.tempo_alternatives), r.tempo_alternatives
+
+
+@pytest.mark.parametrize("style,seed", [("hiphop", 5), ("hiphop", 6)])
+def test_recorded_grooves_read_their_own_level(style, seed):
+    spec = groove_spec(style, seed, 1000 + seed, recorded_module().KITS)
+    path, = render_recorded([spec])
+    r = rhythm_of(path)
+    assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)
+
+
+def test_a_half_time_backbeat_read_fast_is_ambiguous():
+    """Slow lofi (70.8 BPM) whose snare hits one beat in four of the reading
+    (141.7): half the tempo is about as plausible, so the confidence is at most
+    0.5 and the half is among the alternatives (CONTRACT.md section 5)."""
+    spec = next(s for s in groove_specs(6) if s["name"] == "rec_lofi_5")
+    path, = render_recorded([spec])
+    r = rhythm_of(path)
+    halves = [a.bpm for a in r.tempo_alternatives if a.relation == "half"]
+    if abs(r.bpm / spec["bpm"] - 1.0) > 0.04:           # read at its double
+        assert r.tempo_confidence <= 0.5, (r.bpm, r.tempo_confidence)
+        assert halves and abs(halves[0] / spec["bpm"] - 1.0) <= 0.04, r.tempo_alternatives

@@ -1,0 +1,82 @@
+"""The tempo level from the groove: the backbeat falls on beats 2 and 4.
+
+A snare on 2 and 4 at 85 with hats in sixteenths is 85; the same snare every
+other beat over a 170 pulse is drum & bass at 170 (research/rhythm-patterns.md).
+Read at 85, drum & bass puts a snare on every beat's "and" (or, when the
+grid's phase sits a sixteenth off, on another spot between the beats, the same
+on every beat), which no backbeat at 85 does: it comes every other beat, on
+it. `backbeat_double` reads the snare band (onsets.Onsets.mid, beyond the
+kick band's rise) and the kick band at the four sixteenths of every beat and
+says when the reading moves to twice the tempo.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trackgrade.engine.groove import sample_at
+
+DOUBLE_FROM_MAX = 95.0       # only a slow reading doubles, and to at most DOUBLE_TO_MAX
+DOUBLE_TO_MAX = 185.0        # drum & bass and jungle: 160-180 (a dembow at 95 stays)
+SNARE_ONE_SPOT = 1.4         # the snare's sixteenth over every other sixteenth of the beat
+SNARE_EVERY_BEAT = 0.5       # the snare there on odd beats against even ones (weaker over stronger)
+KICK_OFF_MIN = 0.3           # a kick between the beats, against on them
+
+
+def at_sixteenths(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.ndarray:
+    """(beats, 4) onset strength of `env` at each sixteenth of each beat
+    (`beats_f` in frames), each the largest value within 6 % of a beat."""
+    reach = max(1, int(round(0.06 * period)))
+    beats_f = beats_f[beats_f + 0.75 * period < len(env) - 1]
+    at = beats_f[:, None] + period * np.arange(4)[None, :] / 4.0
+    return sample_at(env, at.ravel(), reach).reshape(-1, 4)
+
+
+def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.ndarray,
+                    period: float) -> bool:
+    """Whether the beat is twice the reading. At a slow reading, drum & bass's
+    snare (2 and 4 of the fast bar) comes once every beat at one sixteenth off
+    the beat grid: one spot holds the snare (SNARE_ONE_SPOT), on every beat
+    alike (SNARE_EVERY_BEAT: a backbeat on 2 and 4 of the slow bar comes every
+    other beat, a dembow's snare moves between two spots from beat to beat),
+    over kicks that also fall between the beats (KICK_OFF_MIN)."""
+    if bpm > DOUBLE_FROM_MAX or 2.0 * bpm > DOUBLE_TO_MAX or len(beats_f) < 4 or period <= 0:
+        return False
+    snare, kick = at_sixteenths(mid, beats_f, period), at_sixteenths(low, beats_f, period)
+    if len(snare) < 4:
+        return False
+    mean, kmean = snare.mean(axis=0), kick.mean(axis=0)
+    spot = int(np.argmax(mean))
+    others = np.delete(mean, spot)
+    if spot == 0 or mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
+        return False
+    even, odd = float(snare[0::2, spot].mean()), float(snare[1::2, spot].mean())
+    if min(even, odd) < SNARE_EVERY_BEAT * max(even, odd):
+        return False
+    return bool(kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max())
+
+
+# A half-time backbeat: at a fast reading the snare hits one beat in four (beat
+# 3 of the bar: dubstep and trap, and slow hip-hop or lofi read at double). Its
+# 2 and 4 are then the slow level's, so half the tempo is about as plausible
+# (CONTRACT.md section 5): the confidence is held at
+# metrical.AMBIGUOUS_CONFIDENCE and the half is among the alternatives. The
+# reading stays (halving it took IDM at 130 to 65, benchmarks/results/genre.md).
+HALF_FROM_MIN = 120.0        # a half-time feel is read at 120 BPM or more
+HALF_ONE_IN_FOUR = 2.0       # the strongest of the four beats' snare over the next strongest
+
+
+def half_time_backbeat(bpm: float, mid: np.ndarray, beats_f: np.ndarray, period: float) -> bool:
+    """Whether the snare hits one beat in four, on the beat (a half-time backbeat)."""
+    if bpm < HALF_FROM_MIN or len(beats_f) < 8 or period <= 0:
+        return False
+    snare = at_sixteenths(mid, beats_f, period)
+    bars = len(snare) // 4
+    if bars < 2:
+        return False
+    on_beat = snare[:bars * 4, 0].reshape(bars, 4).mean(axis=0)
+    mean = snare.mean(axis=0)
+    if int(np.argmax(mean)) != 0:
+        return False
+    ranked = np.sort(on_beat)[::-1]
+    return bool(ranked[0] > 0 and ranked[0] >= HALF_ONE_IN_FOUR * ranked[1])
