@@ -40,6 +40,7 @@ from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, 
                                         Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
 from trackgrade.grading.genre_model import default_model, typical_cues
+from trackgrade.grading.genres import get_profile
 from trackgrade.musical_keys import TONICS
 from trackgrade.musical_keys import camelot as camelot_for
 from trackgrade.model import Analysis, Diagnosis
@@ -168,6 +169,17 @@ def _canned_content(duration: float) -> ContentCues:
     return ContentCues(attack_count=round(cues["attacks_per_s"] * duration), **cues)
 
 
+BAND_NUDGE = 0.25            # each band of a canned track within +-12.5 % of its family's ideal
+
+
+def canned_bands(family: str, dice: "_Dice") -> dict[str, float]:
+    """A canned track's band shares: its family's ideal of genres.json (the
+    profile it is graded against, so the two cannot drift apart), each band
+    nudged by a few percent, as a measured track would be."""
+    ideal = get_profile(family)["ideal_bands"]
+    return {band: ideal[band] * (1.0 + BAND_NUDGE * (dice.next() - 0.5)) for band in BAND_NAMES}
+
+
 def canned_features(file_name: str, mastering_status: str, codec_preview: bool = False) -> Features:
     """Believable measurements for a file name (no audio involved)."""
     data = _canned()
@@ -185,7 +197,7 @@ def canned_features(file_name: str, mastering_status: str, codec_preview: bool =
     else:
         lufs = round(-18.0 + (dice.next() - 0.5) * 4.0, 1)
         tp = round(-6.5 + dice.next() * 2.0, 1)
-    bands = dict(tpl["bands"])
+    bands = canned_bands(tpl["family"], _Dice(file_name + "\n" + "bands"))
     crest, width, corr = tpl["crest_db"], tpl["width"], tpl["correlation"]
     if flaw == "wide":
         width, corr = 0.42, 0.18

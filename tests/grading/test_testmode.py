@@ -124,3 +124,24 @@ def test_the_report_and_the_screen_of_a_canned_result_say_test_first():
     Console(file=out, width=100, color_system=None).print(render_analysis(a))
     assert out.getvalue().startswith("TEST MODE: a canned test result, not an analysis of this "
                                      "file")
+
+
+def test_canned_bands_come_from_the_profiles_they_are_graded_against():
+    """profiles.json once carried its own band shares, which drifted from
+    genres.json (house sub-bass 22.0 % against an ideal of 7.4 %): the canned
+    bands are now the family's ideal, nudged by a few percent."""
+    import json
+    from pathlib import Path
+
+    import trackgrade
+    from trackgrade.grading.genres import get_profile
+    from trackgrade.testmode import BAND_NUDGE, _Dice, canned_bands
+
+    data = json.loads((Path(trackgrade.__file__).parent / "canned" / "profiles.json").read_text())
+    assert all("bands" not in template for template in data["templates"])
+    for template in data["templates"]:
+        ideal = get_profile(template["family"])["ideal_bands"]
+        for name in ("kick.wav", "club_edit.flac", "x"):
+            bands = canned_bands(template["family"], _Dice(name))
+            assert set(bands) == set(ideal)
+            assert all(abs(bands[b] / ideal[b] - 1) <= BAND_NUDGE / 2 for b in ideal), (template, bands)
