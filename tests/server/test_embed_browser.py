@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from trackgrade.grading.wording import document_caption, document_part, score_caption
+
 from trackgrade.server import admin
 from trackgrade.server.routes.embed import SIZES
 
@@ -103,13 +105,14 @@ def test_badge_in_chromium(browser, badge_url, theme, size):
             if doc["livemode"]:
                 assert parts[".grade"]["text"] == doc["grade"]["letter"]
                 assert parts[".label"]["text"] == doc["grade"]["label"]
-                assert parts[".cap"]["text"] == "hit potential"
+                # a 2 s upload is a part: its score speaks of the sound (CONTRACT section 6)
+                assert parts[".cap"]["text"] == score_caption(document_part(doc)) == "sound"
             else:       # a canned test result never passes for a real grade
                 assert parts[".grade"]["text"] == "TEST"
                 assert parts[".label"]["text"] == "Canned test result"
                 assert parts[".cap"]["text"] == "test mode"
                 assert page.evaluate("document.title").startswith("TEST: Canned test result")
-            assert parts[".genre"]["text"] == doc["genre"]["name"]
+            assert parts[".genre"]["text"] == document_caption(doc)     # what it is first, then the genre
             for name, part in parts.items():
                 box = part["box"]
                 assert box["left"] >= b["left"] and box["right"] <= b["right"], name

@@ -231,8 +231,12 @@ def test_the_badge_shows_only_score_grade_and_genre(served):
 
     def words(*texts) -> set[str]:
         return {w.lower() for t in texts for w in re.findall(r"\w+", str(t))}
+    from trackgrade.grading.wording import document_caption
+    # the caption says what the audio is first ("bass line · 3.6 s", CONTRACT section 6) and
+    # may read "unclear (best guess: ...)": what the document says, never the file's name
     allowed = words(doc["score"], doc["grade"]["letter"], doc["grade"]["label"],
-                    doc["genre"]["name"], "track hit potential score grade 100")
+                    doc["genre"]["name"], document_caption(doc),
+                    "track hit potential sound score grade 100")
     assert words(text) <= allowed, text
     for private in (doc["file_name"], doc["external_id"], str(doc["tempo"]["bpm"]),
                     doc["account_id"] if "account_id" in doc else "acct_", str(doc["mix"]

@@ -90,7 +90,8 @@ def genre_text(analysis: Analysis) -> Text:
 
 def header_panel(analysis: Analysis) -> Panel:
     """Score and grade up front, with the file's identity."""
-    from trackgrade.grading.wording import judged_as_part, percent_sure, reading, what_it_is
+    from trackgrade.grading.wording import (judged_as_part, percent_sure, reading, score_caption,
+                                            what_it_is)
 
     style = score_style(analysis.score)
     headline = Text()
@@ -101,8 +102,7 @@ def header_panel(analysis: Analysis) -> Panel:
     headline.append("  ")
     headline.append(analysis.grade.letter, style=style)
     headline.append(f"  {analysis.grade.label}", style="bold")
-    headline.append("   sound /100" if judged_as_part(analysis) else "   hit potential /100",
-                    style="dim")
+    headline.append(f"   {score_caption(judged_as_part(analysis))} /100", style="dim")
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()

@@ -119,6 +119,21 @@ def judged_as_part(a: Analysis) -> bool:
     return a.content.part if a.content is not None else not a.structure.judged
 
 
+def score_caption(part: bool) -> str:
+    """What the 0-100 score is called beside it: a part's score speaks of its
+    sound, a whole track's of its hit potential (terminal, report, badge)."""
+    return "sound" if part else "hit potential"
+
+
+def document_part(doc: dict) -> bool:
+    """`content.part` of a stored Analysis document (documents before it:
+    the arrangement was not judged)."""
+    content = doc.get("content")
+    if isinstance(content, dict):
+        return bool(content.get("part"))
+    return not (doc.get("structure") or {}).get("judged", True)
+
+
 def whole_mix(a: Analysis) -> bool:
     """Whether the audio is a mix (a part other than a mix is never held to a
     full mix's band ideal)."""

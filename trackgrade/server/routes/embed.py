@@ -14,6 +14,7 @@ from html import escape
 from flask import Blueprint, Response
 
 from trackgrade.errors import TrackgradeError
+from trackgrade.grading.wording import document_part, score_caption
 from trackgrade.server import documents
 from trackgrade.server.routes.common import is_uuid, single_query
 from trackgrade.status import COMPLETE
@@ -39,7 +40,7 @@ GRADE_COLOURS = {"A": "#17753f", "B": "#3b7418", "C": "#856000", "D": "#ad4116",
 
 
 def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
-               size: str, test: bool = False) -> str:
+               size: str, test: bool = False, caption: str = "hit potential") -> str:
     """The badge page: score /100 and its caption on the left, the grade's
     label and the genre in the middle (each wraps to a second line when it is
     long; a long genre such as "Not electronic (nearest: Drum & Bass)" takes up
@@ -53,7 +54,7 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
         letter, label, pill = TEST_LETTER, TEST_LABEL, TEST_PILL
     s, g, lb, n = escape(str(score)), escape(letter), escape(label), escape(genre)
     title = (f"{TEST_LETTER}: {lb}, not a real grade ({s}/100, {n})" if test
-             else f"Hit potential {s}/100, grade {g} ({lb}), {n}")
+             else f"{escape(caption).capitalize()} {s}/100, grade {g} ({lb}), {n}")
     long_genre = len(genre) > LONG_GENRE_CHARS
     style = (
         "html,body{margin:0;background:transparent}"
@@ -91,7 +92,7 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
         f"<style>{style}</style></head><body>"
         f"<div class=\"badge badge-{theme} badge-{size}\" role=\"img\" aria-label=\"{title}\">"
         f"<div class=\"score\"><div><span class=\"n\">{s}</span><span class=\"of\">/100</span>"
-        f"</div><div class=\"cap\">{'test mode' if test else 'hit potential'}</div></div>"
+        f"</div><div class=\"cap\">{'test mode' if test else escape(caption)}</div></div>"
         "<div class=\"rule\"></div>"
         f"<div class=\"info\"><div class=\"label\">{lb}</div>"
         f"<div class=\"genre{' long' if long_genre else ''}\">{n}</div>"
@@ -125,7 +126,8 @@ def blueprint(ctx) -> Blueprint:
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
                           label=result["grade"].get("label") or "",
                           genre=badge_caption(result), theme=theme, size=size,
-                          test=not row["livemode"])
+                          test=not row["livemode"],
+                          caption=score_caption(document_part(result)))
         return Response(html, 200, content_type="text/html; charset=utf-8", headers={
             "Cache-Control": "public, max-age=60",
             "X-Content-Type-Options": "nosniff",
