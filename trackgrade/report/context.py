@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.figures import mix_rows
-from trackgrade.grading.wording import target_name
+from trackgrade.grading.wording import judged_as_part, score_caption, target_name
 from trackgrade.model import FEEDBACK_TYPES, Analysis, Extras
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.report import charts
@@ -254,6 +254,7 @@ def build(page: Page) -> dict:
         "structure": structure_rows(series[0]), "feedback": feedback(a),
         "truncated": bool(extras_of(a).get("truncated")),
         "gauge": gauge(a.score), "caption": caption(a),
+        "score_caption": score_caption(judged_as_part(a)),
         "key_reading": (reading(f"{a.key.key} {a.key.scale}", a.key.confidence) if a.key else ""),
         "key_sure": percent_sure(a.key.confidence).strip(" ()") if a.key else "",
         "canned": ({"banner": CANNED_BANNER, "note": CANNED_NOTE} if is_canned(a) else None),
