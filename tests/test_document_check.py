@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from trackgrade.grading import build_analysis
-from trackgrade.document_check import camelot_for, open_key_for, validate_document
+from tests.document_check import camelot_for, open_key_for, validate_document
 from trackgrade.testmode import canned_analysis
 
 from tests.grading.factory import make_features

@@ -16,7 +16,8 @@ import pytest
 from trackgrade import document
 from trackgrade.grading import build_analysis
 from trackgrade.grading.scores import DANCE_WEIGHTS
-from trackgrade.document_check import validate_document
+from tests import document_check
+from tests.document_check import validate_document
 from trackgrade.model import Analysis, DanceabilityBreakdown
 from trackgrade.model_fields import pct, spec, unit
 from trackgrade.server import openapi
@@ -96,10 +97,10 @@ def test_a_new_field_reaches_schema_and_checker_unwritten():
     assert schema["properties"]["codec"]["enum"] == ["mp3", "aac"]
     good = {"level_db": -3.5, "clips": False, "codec": "aac", "rating": 40, "share": None,
             "notes": ["a"]}
-    assert list(document.check(good, Probe)) == []
+    assert list(document_check.check(good, Probe)) == []
     bad = {"level_db": -3.55, "clips": "no", "codec": "ogg", "rating": 40.0, "share": 2,
            "notes": ["a", "b", "c"], "extra": 1}
-    problems = "\n".join(document.check(bad, Probe))
+    problems = "\n".join(document_check.check(bad, Probe))
     for what in ("level_db: -3.55 not rounded", "clips: expected true or false",
                  "codec: 'ogg' not one of", "rating: expected an integer", "share: 2 outside",
                  "notes: 3 items", "unexpected ['extra']"):

@@ -30,7 +30,7 @@ import pytest
 import soundfile as sf
 
 from trackgrade.errors import TrackgradeError
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.pipeline import analyze
 
 from tests.truth import REAL, need_real

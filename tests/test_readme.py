@@ -45,7 +45,7 @@ def test_the_main_command_grades_the_demo_with_its_known_tempo_and_key():
     import subprocess
     import sys
 
-    from trackgrade.document_check import validate_document
+    from tests.document_check import validate_document
 
     root = Path(__file__).resolve().parents[1]
     run = subprocess.run([sys.executable, "-m", "trackgrade", "analyze", "fixtures/demo.mp3", "--json"],

@@ -5,9 +5,9 @@ A field's JSON type comes from its annotation (`int`, `float`, `str`, `bool`,
 array sizes from the `spec(...)` metadata model.py puts on it. From that:
 
 - `json_schema(kind)`: the JSON Schema (OpenAPI 3.1) of a dataclass, which
-  server/openapi.py serves;
-- `check(value, kind)`: every place where a value departs from the same shape,
-  which document_check.py extends with the rules that tie fields together.
+  server/openapi.py serves (and tests validate documents against);
+- `members(kind)`: the fields and their rules, which the tests' checker
+  (tests/document_check.py) walks to say where a value departs from them.
 
 Vocabularies named by a string in `choices` are looked up here, at call time,
 in the tables that own them (so model.py imports nothing from grading).
@@ -15,7 +15,6 @@ in the tables that own them (so model.py imports nothing from grading).
 
 from __future__ import annotations
 
-import math
 import types
 import typing
 from dataclasses import is_dataclass
@@ -210,102 +209,6 @@ def component_schemas() -> dict:
     from trackgrade import model
 
     return {name: json_schema(getattr(model, name)) for name in COMPONENTS}
-
-
-# ------------------------------------------------------------------ checking
-
-class Problems(list):
-    """`path: what` lines; empty means the value has the shape."""
-
-    def add(self, path: str, what: str) -> None:
-        self.append(f"{path}: {what}")
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, NUMBER_TYPES) and not isinstance(value, bool)
-
-
-def check(value, kind, rules: dict | None = None, path: str = "document",
-          problems: Problems | None = None) -> Problems:
-    """Every place where `value` (JSON-ready) departs from annotation `kind`
-    with `rules`: types, missing and unexpected fields, ranges, rounding,
-    vocabularies and array sizes."""
-    problems = Problems() if problems is None else problems
-    rules = rules or {}
-    kind, nullable = _unwrap(kind)
-    if value is None:
-        if not nullable:
-            problems.add(path, "must not be null")
-        return problems
-    if typing.get_origin(kind) is tuple:
-        if not isinstance(value, list):
-            problems.add(path, f"expected an array, got {type(value).__name__}")
-            return problems
-        lo, hi = rules.get("min_items", 0), rules.get("max_items")
-        if len(value) < lo or (hi is not None and len(value) > hi):
-            problems.add(path, f"{len(value)} items, expected {lo} to {hi if hi is not None else 'any'}")
-        item = typing.get_args(kind)[0]
-        for i, v in enumerate(value):
-            check(v, item, None, f"{path}[{i}]", problems)
-    elif is_dataclass(kind):
-        check_object(value, kind, path, problems)
-    elif kind is bool:
-        if not isinstance(value, bool):
-            problems.add(path, f"expected true or false, got {value!r}")
-    elif kind in NUMBER_TYPES:
-        _check_number(value, kind, rules, path, problems)
-    elif kind is str:
-        allowed = choices(rules)
-        if not isinstance(value, str) or not value:
-            problems.add(path, f"expected a non-empty string, got {value!r}")
-        elif allowed is not None and value not in allowed:
-            problems.add(path, f"{value!r} not one of {list(allowed)}")
-    elif kind is dict:
-        if not isinstance(value, dict):
-            problems.add(path, f"expected an object, got {type(value).__name__}")
-    return problems
-
-
-def _check_number(value, kind, rules: dict, path: str, problems: Problems) -> None:
-    if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
-        problems.add(path, f"expected an integer, got {value!r}")
-        return
-    if not _is_number(value):
-        problems.add(path, f"expected a number, got {value!r}")
-        return
-    if not math.isfinite(value):
-        problems.add(path, f"not finite: {value!r}")
-        return
-    lo, hi = rules.get("lo"), rules.get("hi")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        problems.add(path, f"{value!r} outside [{lo}, {hi}]")
-    digits = rules.get("decimals")
-    if digits is not None and abs(round(value, digits) - value) > 1e-9:
-        problems.add(path, f"{value!r} not rounded to {digits} decimals")
-
-
-def check_object(value, kind, path: str, problems: Problems,
-                 only: tuple[str, ...] | None = None) -> Problems:
-    """An object against a dataclass: exact field set (or `only` those fields
-    required), each field checked."""
-    if not isinstance(value, dict):
-        problems.add(path, f"expected an object, got {type(value).__name__}")
-        return problems
-    spec = members(kind)
-    names = [name for name, _, _ in spec]
-    required = names if only is None else list(only)
-    missing = [n for n in required if n not in value]
-    if missing:
-        problems.add(path, f"missing {missing}")
-    if only is None:
-        extra = [n for n in value if n not in names]
-        if extra:
-            problems.add(path, f"unexpected {extra}")
-    for name, hint, rules in spec:
-        if name in value:
-            check(value[name], hint, rules, name if path == "document" else f"{path}.{name}",
-                  problems)
-    return problems
 
 
 @lru_cache(maxsize=1)

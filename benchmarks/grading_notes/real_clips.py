@@ -24,7 +24,7 @@ def main() -> None:
     from trackgrade.errors import TrackgradeError
     from trackgrade.grading import build_analysis
     from trackgrade.grading.diagnosis import enhanced_diagnosis
-    from trackgrade.document_check import validate_document
+    from tests.document_check import validate_document
     from trackgrade.pipeline import measure
     rows = real_manifest()[: args.limit or None]
     graded = invalid = refused = 0

@@ -133,7 +133,7 @@ def test_jobs_one_and_two_give_the_same_results(runner, library, tmp_path):
         assert (one["status"], one["score"], one["grade"], one["bpm"], one["key"]) == \
                (two["status"], two["score"], two["grade"], two["bpm"], two["key"])
         if one["status"] == "ok":
-            from trackgrade.document_check import validate_document
+            from tests.document_check import validate_document
 
             assert validate_document(one["analysis"]) == []          # the whole document
             assert one["analysis"]["mastering_status"] == "master"

@@ -7,7 +7,7 @@ import json
 from rich.console import Console
 
 from trackgrade.cli.render import render_analysis
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.model_read import analysis_from_dict
 from trackgrade.testmode import canned_analysis
 

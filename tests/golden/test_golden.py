@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 
 from .regen import CASES, golden_case, golden_path
 

@@ -10,7 +10,7 @@ import pytest
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading import build_analysis, round_bands
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.model import Extras
 
 from .factory import make_features

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from trackgrade.engine.extract import extract
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.pipeline import enhance, grade
 
 from tests.grading.real_audio import load

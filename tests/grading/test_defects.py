@@ -8,7 +8,7 @@ track's headline must sit clearly above every broken one."""
 import pytest
 
 from trackgrade.grading import build_analysis
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.pipeline import measure
 
 from tests.truth import render_specs

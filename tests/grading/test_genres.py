@@ -156,7 +156,7 @@ def test_chi_square_tail_matches_scipy():
     [{"key": "house", "name": "House"}],                                 # no confidence
 ])
 def test_the_document_checker_knows_genre_alternatives(breakage):
-    from trackgrade.document_check import validate_document
+    from tests.document_check import validate_document
     from trackgrade.testmode import canned_analysis
     doc = canned_analysis("a.wav").to_dict()
     assert validate_document(doc) == []
@@ -166,7 +166,7 @@ def test_the_document_checker_knows_genre_alternatives(breakage):
 
 
 def test_the_broad_target_is_a_valid_document_target():
-    from trackgrade.document_check import validate_document
+    from tests.document_check import validate_document
     from trackgrade.testmode import canned_analysis
     doc = canned_analysis("a.wav").to_dict()
     doc["genre"]["target"] = ELECTRONIC

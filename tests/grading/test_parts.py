@@ -11,7 +11,7 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.grade import grade_for
 from trackgrade.grading.scores import PILLAR_WEIGHTS, electronic_factor
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 
 from .factory import make_features
 

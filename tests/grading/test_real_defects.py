@@ -9,7 +9,7 @@ general ones of trackgrade.grading; nothing here is tuned per clip."""
 import pytest
 
 from trackgrade.grading import build_analysis
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 
 from tests.truth import real_only, real_params
 

@@ -18,7 +18,7 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.targets import (REFERENCE_LUFS_SPAN, Reference, mean_bands, profile_for,
                                         reference_profile)
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 
 from tests.truth import REAL, need_real
 

@@ -8,7 +8,7 @@ import pytest
 
 from trackgrade.errors import TrackgradeError
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 from trackgrade.testmode import FAILURE_CODES, FAILURE_MESSAGES, canned_analysis, failure_code
 
 NAMES = ["kick.wav", "a.mp3", "b.flac", "c.aiff", "deep/dir/d.wav", "x" * 200 + ".wav",

@@ -15,7 +15,7 @@ import pytest
 
 from tests.server.decode_bomb import analyze_command, finish, flac_constant_blocks, start, worker_command
 
-from trackgrade.document_check import validate_document  # noqa: E402
+from tests.document_check import validate_document  # noqa: E402
 
 PEAK_LIMIT_BYTES = 1.5e9
 

@@ -13,7 +13,7 @@ from trackgrade.server import accounts, admin
 from trackgrade.server.resource import ENVELOPE_REQUIRED
 from trackgrade.server.worker import ThreadExecutor
 
-from trackgrade.document_check import validate_document
+from tests.document_check import validate_document
 
 from tests.server.server_harness import hold_executor, start, wav_bytes
 

@@ -1,11 +1,14 @@
 """Check an Analysis document (a dict, as served or printed) against spec
 section 2 and CONTRACT.md. `validate_document(doc)` returns a list of
 problems (empty = valid); tests of the grading, the server and the CLI share it.
+Only tests use it, so it lives with them, not in the library.
 
-The shape (types, fields, ranges, rounding, vocabularies) comes from model.py
-through trackgrade/document.py; this module adds the rules that tie fields
-together (the grade letter of the score, the Camelot code of the key, bands
-that sum to 100, sections that tile the track, ...).
+The shape (types, fields, ranges, rounding, vocabularies) is read from the
+same field rules of model.py that trackgrade/document.py derives the served
+JSON Schema from (`check`, below, walks them and says where a value departs,
+path by path); the rest adds the rules that tie fields together (the grade
+letter of the score, the Camelot code of the key, bands that sum to 100,
+sections that tile the track, ...).
 
 It accepts the library's `Analysis.to_dict()` and the server's full document
 (with `object`, `id`, `status`, ...). With `status` "processing" or "failed"
@@ -14,7 +17,11 @@ the score fields must be absent; otherwise every field is checked.
 
 from __future__ import annotations
 
-from trackgrade.document import Problems, check_object, library_fields, result_fields
+import math
+import typing
+from dataclasses import is_dataclass
+
+from trackgrade.document import NUMBER_TYPES, _unwrap, choices, library_fields, members, result_fields
 from trackgrade.engine.features import BAND_NAMES, PART_LABEL, TEMPO_RELATIONS
 from trackgrade.grading.content import MIX
 from trackgrade.limits import PART_MAX_S
@@ -25,6 +32,102 @@ from trackgrade.musical_keys import open_key as open_key_for
 from trackgrade.model import Analysis
 from trackgrade.server.resource import ENVELOPE
 from trackgrade.status import COMPLETE, FAILED, PROCESSING
+
+# ---- the shape, from the field rules of model.py
+
+class Problems(list):
+    """`path: what` lines; empty means the value has the shape."""
+
+    def add(self, path: str, what: str) -> None:
+        self.append(f"{path}: {what}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, NUMBER_TYPES) and not isinstance(value, bool)
+
+
+def check(value, kind, rules: dict | None = None, path: str = "document",
+          problems: Problems | None = None) -> Problems:
+    """Every place where `value` (JSON-ready) departs from annotation `kind`
+    with `rules`: types, missing and unexpected fields, ranges, rounding,
+    vocabularies and array sizes."""
+    problems = Problems() if problems is None else problems
+    rules = rules or {}
+    kind, nullable = _unwrap(kind)
+    if value is None:
+        if not nullable:
+            problems.add(path, "must not be null")
+        return problems
+    if typing.get_origin(kind) is tuple:
+        if not isinstance(value, list):
+            problems.add(path, f"expected an array, got {type(value).__name__}")
+            return problems
+        lo, hi = rules.get("min_items", 0), rules.get("max_items")
+        if len(value) < lo or (hi is not None and len(value) > hi):
+            problems.add(path, f"{len(value)} items, expected {lo} to {hi if hi is not None else 'any'}")
+        item = typing.get_args(kind)[0]
+        for i, v in enumerate(value):
+            check(v, item, None, f"{path}[{i}]", problems)
+    elif is_dataclass(kind):
+        check_object(value, kind, path, problems)
+    elif kind is bool:
+        if not isinstance(value, bool):
+            problems.add(path, f"expected true or false, got {value!r}")
+    elif kind in NUMBER_TYPES:
+        _check_number(value, kind, rules, path, problems)
+    elif kind is str:
+        allowed = choices(rules)
+        if not isinstance(value, str) or not value:
+            problems.add(path, f"expected a non-empty string, got {value!r}")
+        elif allowed is not None and value not in allowed:
+            problems.add(path, f"{value!r} not one of {list(allowed)}")
+    elif kind is dict:
+        if not isinstance(value, dict):
+            problems.add(path, f"expected an object, got {type(value).__name__}")
+    return problems
+
+
+def _check_number(value, kind, rules: dict, path: str, problems: Problems) -> None:
+    if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+        problems.add(path, f"expected an integer, got {value!r}")
+        return
+    if not _is_number(value):
+        problems.add(path, f"expected a number, got {value!r}")
+        return
+    if not math.isfinite(value):
+        problems.add(path, f"not finite: {value!r}")
+        return
+    lo, hi = rules.get("lo"), rules.get("hi")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        problems.add(path, f"{value!r} outside [{lo}, {hi}]")
+    digits = rules.get("decimals")
+    if digits is not None and abs(round(value, digits) - value) > 1e-9:
+        problems.add(path, f"{value!r} not rounded to {digits} decimals")
+
+
+def check_object(value, kind, path: str, problems: Problems,
+                 only: tuple[str, ...] | None = None) -> Problems:
+    """An object against a dataclass: exact field set (or `only` those fields
+    required), each field checked."""
+    if not isinstance(value, dict):
+        problems.add(path, f"expected an object, got {type(value).__name__}")
+        return problems
+    spec = members(kind)
+    names = [name for name, _, _ in spec]
+    required = names if only is None else list(only)
+    missing = [n for n in required if n not in value]
+    if missing:
+        problems.add(path, f"missing {missing}")
+    if only is None:
+        extra = [n for n in value if n not in names]
+        if extra:
+            problems.add(path, f"unexpected {extra}")
+    for name, hint, rules in spec:
+        if name in value:
+            check(value[name], hint, rules, name if path == "document" else f"{path}.{name}",
+                  problems)
+    return problems
+
 
 ENVELOPE_FIELDS = tuple(ENVELOPE)          # the server's own fields around the document
 HEADER_FIELDS = ("file_name", "mastering_status", "diagnosis_status")
