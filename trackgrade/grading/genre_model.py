@@ -129,7 +129,8 @@ class GenreModel:
         pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
         out = data.get("outside")
         if out is not None:
-            comps = out["components"]
+            # a file of one broad Gaussian (before the mixture) reads as one component
+            comps = out.get("components") or {"any": out}
             names = tuple(comps)
             out = {"names": names,
                    "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
