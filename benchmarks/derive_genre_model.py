@@ -43,7 +43,6 @@ OUT = ROOT / "trackgrade" / "grading" / "genre_model.json"
 
 
 OUTSIDE = "outside"               # the class of music of no family
-BROAD = True
 OUTSIDE_LOG_PRIORS = (-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0)
 
 
@@ -130,8 +129,8 @@ def outside_component(item: dict) -> str:
 def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0,
         outside_log_prior: float | None = 0.0) -> GenreModel:
     """Families from their items; the outside class from the OUTSIDE items, a
-    component per `outside_component` fitted like a family, unless
-    `outside_log_prior` is None."""
+    component per `outside_component` fitted like a family and a broad one over
+    them all, unless `outside_log_prior` is None."""
     others = [i for i in items if i["family"] == OUTSIDE]
     items = [i for i in items if i["family"] != OUTSIDE]
     fams = tuple(sorted({i["family"] for i in items}))
@@ -143,13 +142,12 @@ def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0,
         names = tuple(sorted(set(labels)))
         ovecs = [feature_vector(i["inputs"]) for i in others]
         omean, ospread, opulse = gaussians(ovecs, labels, names)
-        if BROAD:
-            # one broad component over every outside item (its spread at least the
-            # widest family's): music of a style none of the components has seen
-            bmean, bspread, bpulse = gaussians(ovecs, ["any"] * len(ovecs), ("any",))
-            bspread = np.maximum(bspread, np.maximum(spread.max(axis=0), [MIN_SPREAD.get(n, 0.0) for n in FEATURES]))
-            names, omean = names + ("any",), np.vstack([omean, bmean])
-            ospread, opulse = np.vstack([ospread, bspread]), np.append(opulse, bpulse)
+        # one broad component over every outside item (its spread at least the
+        # widest family's): music of a style none of the components has seen
+        bmean, bspread, bpulse = gaussians(ovecs, ["any"] * len(ovecs), ("any",))
+        floor = np.maximum(spread.max(axis=0), [MIN_SPREAD.get(n, 0.0) for n in FEATURES])
+        names, omean = names + ("any",), np.vstack([omean, bmean])
+        ospread, opulse = np.vstack([ospread, np.maximum(bspread, floor)]), np.append(opulse, bpulse)
         outside = {"names": names, "mean": omean, "spread": ospread, "pulse": opulse,
                    "log_prior": float(outside_log_prior)}
     return GenreModel(fams, FEATURES, mean, spread, pulse, tempo_weight, temperature, outside=outside)

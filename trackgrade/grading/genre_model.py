@@ -31,7 +31,8 @@ has its own class, `outside`: a mixture of Gaussians, one component per
 outside style (each with a mean and spread per feature and its own pulse
 share, fitted like a family on outside examples: the recorded-instrument
 grooves of benchmarks/groove_specs.py and the real clips of no family,
-genre_corpus.py), equally weighted, and a log prior (`outside_log_prior`,
+genre_corpus.py) and a broad one over them all for a style none has seen
+(its spread at least the widest family's), equally weighted, and a log prior (`outside_log_prior`,
 chosen with the temperature on held-out sources). One broad Gaussian for all
 of them needed a large prior to catch a reggaeton or pop groove, which took a
 clear house or trance part below 0.6; a component per style fits each as
