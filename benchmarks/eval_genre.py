@@ -19,6 +19,7 @@ reading before and after.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import importlib.util
 import subprocess
@@ -44,9 +45,13 @@ SHORT = {"house": "hou", "techno": "tno", "trance": "trc", "drum_and_bass": "dnb
          "downtempo": "dtm", "ambient": "amb"}
 
 
+# the git ref of "before" (main by default; TRACKGRADE_BEFORE_REF names another, e.g. the branch point)
+BEFORE_REF = os.environ.get("TRACKGRADE_BEFORE_REF", "main")
+
+
 def main_detector():
     """detect_genre of main's grading/genres.py (today's classifier), loaded from git."""
-    src = subprocess.run(["git", "show", "main:trackgrade/grading/genres.py"], cwd=ROOT,
+    src = subprocess.run(["git", "show", f"{BEFORE_REF}:trackgrade/grading/genres.py"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     path = Path(tempfile.mkdtemp()) / "genres_main.py"
     path.write_text(src)
@@ -54,7 +59,7 @@ def main_detector():
     module = importlib.util.module_from_spec(spec)
     sys.modules["genres_main"] = module
     spec.loader.exec_module(module)
-    data = subprocess.run(["git", "show", "main:trackgrade/grading/genre_model.json"], cwd=ROOT,
+    data = subprocess.run(["git", "show", f"{BEFORE_REF}:trackgrade/grading/genre_model.json"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
     model = GenreModel.from_data(json.loads(data))
     return lambda **kw: module.detect_genre(**kw, model=model)

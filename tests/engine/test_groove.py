@@ -43,12 +43,15 @@ HATS = [2, 6, 10, 14]
 FOUR_ON_THE_FLOOR = {"kick": [0, 4, 8, 12], "snare": [4, 12], "hat": HATS}
 HALF_TIME = {"kick": [0], "snare": [8], "hat": [0, 2, 4, 6, 8, 10, 12, 14]}
 BREAK = {"kick": [0, 7, 10], "snare": [4, 12], "hat": [0, 2, 4, 6, 8, 10, 12, 14]}
+# reggaeton's dembow: the kick on every beat, the snare on the 'a' of 1 and the 'and' of 2
+DEMBOW = {"kick": [0, 4, 8, 12], "snare": [3, 6, 11, 14], "hat": [0, 2, 4, 6, 8, 10, 12, 14]}
 
 
 @pytest.fixture(scope="module")
 def cues():
     return {name: extract(drums(p)).groove.cues
-            for name, p in (("four", FOUR_ON_THE_FLOOR), ("half", HALF_TIME), ("break", BREAK))}
+            for name, p in (("four", FOUR_ON_THE_FLOOR), ("half", HALF_TIME), ("break", BREAK),
+                            ("dembow", DEMBOW))}
 
 
 def test_four_on_the_floor_puts_the_kick_on_every_beat(cues):
@@ -63,6 +66,14 @@ def test_a_half_time_backbeat_is_recognised(cues):
     assert abs(cues["four"]["snare_one_per_bar"]) < 0.5 and abs(cues["break"]["snare_one_per_bar"]) < 0.5
     assert cues["four"]["snare_backbeat"] > 0.7 and cues["break"]["snare_backbeat"] > 0.7
     assert cues["half"]["snare_backbeat"] < 0.3
+
+
+def test_the_dembow_puts_the_snare_between_the_beats(cues):
+    """Four on the floor both: the clap on the beats (house) against the snare
+    between them (reggaeton's dembow)."""
+    assert cues["dembow"]["snare_off_beats"] > 0.8
+    assert cues["four"]["snare_off_beats"] < 0.4
+    assert cues["dembow"]["snare_off_beats"] > 3 * cues["four"]["snare_off_beats"]
 
 
 def test_a_break_puts_kicks_between_the_beats(cues):

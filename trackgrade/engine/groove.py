@@ -17,6 +17,9 @@ sixteenth) into a few named numbers:
 * `snare_one_per_bar`: the strongest beat's snare over the next strongest,
   log2 (half time, one hit on beat 3: high; a backbeat or a snare on every
   beat: near 0);
+* `snare_off_beats`: the strongest snare between the beats over the strongest
+  on them, capped at 2 (a clap on the beats, house and trance: near 0; the
+  dembow of reggaeton, snares on the 'a' of 1 and the 'and' of 2: above 1);
 * `snare_backbeat`: how much the snare alternates from beat to beat (the
   two-beat component of the four beats' snare, over their sum: a backbeat on
   2 and 4 is 1, the same snare on every beat 0, one hit per bar 0.5);
@@ -137,6 +140,7 @@ def groove_cues(pattern: dict[str, np.ndarray], sub_db: np.ndarray, repeat: floa
         "kick_on_beats": float(kick[beats].min() / kick_top),
         "kick_off_beats": float(min(kick[between].max() / kick_top, 2.0)),
         "snare_one_per_bar": _log2_ratio(float(ranked[0]), float(ranked[1])),
+        "snare_off_beats": float(min(snare[between].max() / max(float(on_beat.max()), 1e-9), 2.0)),
         "snare_backbeat": float(abs(on_beat[0] - on_beat[1] + on_beat[2] - on_beat[3])
                                 / max(float(on_beat.sum()), 1e-9)),
         "bass_off_beat": float(sub_db[offbeats].mean() - sub_db[beats].mean()),

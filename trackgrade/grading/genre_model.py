@@ -3,9 +3,13 @@
 Families differ first in rhythm, then in tempo and sound
 (research/rhythm-patterns.md), so the reading rests on a handful of named
 features (`FEATURES`): the rhythm-pattern cues of engine/groove.py (kick on
-every beat or between them, snare on 3 or on 2 and 4, where the hats and the
-sub sit, how alike the bars are), the onsets per beat and the pulse's
-strength, and two band ratios (sub against bass, the top end); whether there
+every beat or between them, snare on 3 or on 2 and 4 or between the beats as
+in reggaeton's dembow, where the hats and the sub sit, how alike the bars
+are), the onsets per beat and the pulse's strength, two band ratios (sub
+against bass, the top end) and two sound cues of engine/content.py (`layers`:
+how many registers play at once, the stacked synths of trance against a
+sparse techno groove or a played kit; `peak_share`: how much of each octave's
+power sits in its strongest partials); whether there
 is a pulse at all counts as a yes/no feature (`pulse`: per family the share of
 its items with one, smoothed). Tempo enters through the
 families' conventional ranges (genres.json `bpm_range`, `genres.tempo_fit`),
@@ -23,11 +27,16 @@ calibrated) and turned into probabilities. Families without training items
 (`families` in the data lacks them) are never detected, only chosen.
 
 Music outside every family (hip-hop, trap, reggaeton, pop, rock, jazz, samba)
-has its own class, `outside`: one more Gaussian per feature, fitted on outside
-examples (recorded-instrument grooves of those styles and the real clips of no
-family: benchmarks/groove_specs.py, genre_corpus.py), with its own pulse
-share and a log prior (`outside_log_prior`, chosen with the temperature on
-held-out sources). Its tempo fit is the families' mean, so the tempo counts
+has its own class, `outside`: a mixture of Gaussians, one component per
+outside style (each with a mean and spread per feature and its own pulse
+share, fitted like a family on outside examples: the recorded-instrument
+grooves of benchmarks/groove_specs.py and the real clips of no family,
+genre_corpus.py) and a broad one over them all for a style none has seen
+(its spread at least the widest family's), equally weighted, and a log prior (`outside_log_prior`,
+chosen with the temperature on held-out sources). One broad Gaussian for all
+of them needed a large prior to catch a reggaeton or pop groove, which took a
+clear house or trance part below 0.6; a component per style fits each as
+tightly as a family. Its tempo fit is the families' mean, so the tempo counts
 for a family only against the others. The families' probabilities are shares
 of the eleven families and the outside class together, so a family's
 probability is the probability that the track IS that family.
@@ -44,7 +53,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -54,9 +63,9 @@ from trackgrade.engine.features import Features
 from trackgrade.grading.low_end import low_cut_share
 
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
-            "snare_one_per_bar", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
-            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db")
-GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_backbeat",
+            "snare_one_per_bar", "snare_off_beats", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
+            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db", "layers", "peak_share")
+GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_off_beats", "snare_backbeat",
                "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
 # Under this length no pulse found says little (two bars at 120 BPM): the
@@ -73,7 +82,8 @@ def genre_inputs(f: Features) -> dict:
             "onset_rate": float(r.onset_rate), "crest_db": float(f.dynamics.crest_factor_db),
             "low_cut": float(low_cut_share(f)), "duration_s": float(f.duration_s),
             "timing_spread_ms": r.timing_spread_ms, "timed_onsets": int(r.timed_onsets),
-            "cues": None if f.groove is None else dict(f.groove.cues)}
+            "cues": None if f.groove is None else dict(f.groove.cues),
+            "content": None if f.content is None else {k: float(v) for k, v in asdict(f.content).items()}}
 
 
 def feature_vector(inputs: dict) -> dict[str, float]:
@@ -92,7 +102,7 @@ def feature_vector(inputs: dict) -> dict[str, float]:
     bpm = float(inputs.get("bpm") or 0.0)
     if inputs.get("tempo_salient") and math.isfinite(bpm) and bpm > 0:
         out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / bpm
-    for name, value in (inputs.get("cues") or {}).items():
+    for name, value in {**(inputs.get("content") or {}), **(inputs.get("cues") or {})}.items():
         if name in FEATURES:
             out[name] = float(value)
     # a measurement that is not a finite number says nothing (hostile input)
@@ -109,7 +119,8 @@ class GenreModel:
     tempo_weight: float
     temperature: float
     prototypes: dict = field(default_factory=dict)   # family -> cues of its clearest item
-    outside: dict | None = None   # {"mean", "spread": (features,), "pulse", "log_prior"}
+    # {"names": (components,), "mean", "spread": (components, features), "pulse": (components,), "log_prior"}
+    outside: dict | None = None
 
     @classmethod
     def from_data(cls, data: dict) -> "GenreModel":
@@ -119,9 +130,14 @@ class GenreModel:
         pulse = np.array([data["pulse"][k] for k in fams], dtype=float)
         out = data.get("outside")
         if out is not None:
-            out = {"mean": np.array([out["mean"][n] for n in feats], dtype=float),
-                   "spread": np.array([out["spread"][n] for n in feats], dtype=float),
-                   "pulse": float(out["pulse"]), "log_prior": float(out["log_prior"])}
+            # a file of one broad Gaussian (before the mixture) reads as one component
+            comps = out.get("components") or {"any": out}
+            names = tuple(comps)
+            out = {"names": names,
+                   "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
+                   "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
+                   "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float),
+                   "log_prior": float(out["log_prior"])}
         return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
                    float(data["temperature"]), dict(data.get("prototypes", {})), out)
 
@@ -135,9 +151,11 @@ class GenreModel:
                 "tempo_weight": self.tempo_weight, "temperature": self.temperature,
                 "prototypes": self.prototypes,
                 "outside": None if self.outside is None else {
-                    "mean": {n: round(float(v), 4) for n, v in zip(self.features, self.outside["mean"])},
-                    "spread": {n: round(float(v), 4) for n, v in zip(self.features, self.outside["spread"])},
-                    "pulse": round(float(self.outside["pulse"]), 4),
+                    "components": {c: {"mean": {n: round(float(v), 4) for n, v in zip(self.features, mu)},
+                                       "spread": {n: round(float(v), 4) for n, v in zip(self.features, sd)},
+                                       "pulse": round(float(p), 4)}
+                                   for c, mu, sd, p in zip(self.outside["names"], self.outside["mean"],
+                                                           self.outside["spread"], self.outside["pulse"])},
                     "log_prior": round(float(self.outside["log_prior"]), 4)},
                 **extra}
 
@@ -178,15 +196,16 @@ def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.
 
 
 def outside_log_score(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> float:
-    """The outside class's log score (-inf without one): its Gaussian log
-    densities, its prior and the families' mean tempo fit."""
+    """The outside class's log score (-inf without one): the log of the mean
+    of its components' densities, its prior and the families' mean tempo fit."""
     o = model.outside
     if o is None:
         return -math.inf
     fit = float(np.mean(np.asarray(tempo_log_fit, dtype=float)))
-    return float(o["log_prior"] + model.tempo_weight * fit
-                 + _class_log_scores(o["mean"][None, :], o["spread"][None, :], np.array([o["pulse"]]),
-                                     model.features, features)[0])
+    comp = _class_log_scores(o["mean"], o["spread"], o["pulse"], model.features, features)
+    top = float(comp.max())
+    mixture = top + math.log(float(np.exp(comp - top).mean()))
+    return float(o["log_prior"] + model.tempo_weight * fit + mixture)
 
 
 def chi2_tail(x: float, dof: int) -> float:
