@@ -13,10 +13,9 @@ from rich.console import Console
 from trackgrade.cli.render import render_analysis
 from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
-from trackgrade.grading.wording import caption, reading
+from trackgrade.grading.wording import caption, document_caption, reading
 from trackgrade.model import Content
 from trackgrade.report import render_report
-from trackgrade.server.routes.embed import badge_caption
 
 from tests.grading.factory import make_features
 
@@ -57,7 +56,7 @@ def test_the_report_and_the_badge_show_unclear_readings():
     assert f"unclear (best guess: {a.genre.name})" in html
     assert "unclear (best guess: drum loop) · 30.0 s" in html
     assert "0 % confidence" not in html and "0% confidence" not in html
-    line = badge_caption(a.to_dict())
+    line = document_caption(a.to_dict())
     assert line == caption(a) == f"unclear (best guess: drum loop) · 30.0 s · unclear (best guess: {a.genre.name})"
 
 

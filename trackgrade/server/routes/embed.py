@@ -14,7 +14,7 @@ from html import escape
 from flask import Blueprint, Response
 
 from trackgrade.errors import TrackgradeError
-from trackgrade.grading.wording import document_part, score_caption
+from trackgrade.grading.wording import document_caption, document_part, score_caption
 from trackgrade.server import documents
 from trackgrade.server.routes.common import is_uuid, single_query
 from trackgrade.status import COMPLETE
@@ -99,14 +99,6 @@ def badge_html(*, score: int, letter: str, label: str, genre: str, theme: str,
         f"</div><div class=\"grade{' test' if test else ''}\">{g}</div></div></body></html>\n")
 
 
-def badge_caption(result: dict) -> str:
-    """The badge's second line: for a part what it is first, then the genre
-    (`grading.wording.caption`); a reading under 0.1 shows as unclear."""
-    from trackgrade.grading.wording import document_caption
-
-    return document_caption(result)
-
-
 def blueprint(ctx) -> Blueprint:
     bp = Blueprint("embed", __name__)
 
@@ -125,7 +117,7 @@ def blueprint(ctx) -> Blueprint:
             raise TrackgradeError("not_found", "no embeddable analysis with this id", param="id")
         html = badge_html(score=int(result["score"]), letter=result["grade"]["letter"],
                           label=result["grade"].get("label") or "",
-                          genre=badge_caption(result), theme=theme, size=size,
+                          genre=document_caption(result), theme=theme, size=size,
                           test=not row["livemode"],
                           caption=score_caption(document_part(result)))
         return Response(html, 200, content_type="text/html; charset=utf-8", headers={
