@@ -43,7 +43,7 @@ OUT = ROOT / "trackgrade" / "grading" / "genre_model.json"
 
 
 OUTSIDE = "outside"               # the class of music of no family
-OUTSIDE_LOG_PRIORS = (-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0)
+OUTSIDE_LOG_PRIORS = (-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0)
 
 
 # a real clip of no family is outside music when its genre names a style

@@ -22,6 +22,7 @@ import argparse
 import os
 import json
 import importlib.util
+import inspect
 import subprocess
 import sys
 import tempfile
@@ -62,11 +63,9 @@ def main_detector():
     data = subprocess.run(["git", "show", f"{BEFORE_REF}:trackgrade/grading/genre_model.json"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
     model = GenreModel.from_data(json.loads(data))
-    return lambda **kw: module.detect_genre(**kw, model=model)
-
-
-OLD_ARGS = ("bpm", "bands", "tempo_salient", "beat_strength", "crest_db", "low_cut", "duration_s",
-            "timing_spread_ms", "timed_onsets", "onset_rate", "cues")
+    # the inputs that detector reads (each pass has added some)
+    takes = set(inspect.signature(module.detect_genre).parameters) - {"model"}
+    return lambda **kw: module.detect_genre(**{k: v for k, v in kw.items() if k in takes}, model=model)
 
 
 def readings(items: list[dict]) -> list[dict]:
@@ -83,7 +82,7 @@ def readings(items: list[dict]) -> list[dict]:
         inp = item["inputs"]
         model = models[fold[id(item)]]
         out.append({**item, "after": detect_genre(**inp, model=model),
-                    "before": old(**{k: inp[k] for k in OLD_ARGS})})
+                    "before": old(**inp)})
     return out
 
 
@@ -183,7 +182,7 @@ def held_out(grid: str) -> str:
 
     old = main_detector()
     rows = [{**i, "after": detect_genre(**i["inputs"]),
-             "before": old(**{k: i["inputs"][k] for k in OLD_ARGS})}
+             "before": old(**i["inputs"])}
             for i in measured(grid_items(grid)) if "inputs" in i]
     out = [f"Held out: the `{grid}` grid ({len(rows)} tracks) read by the shipped model.\n"]
     for which in ("before", "after"):

@@ -9,7 +9,12 @@ are), the onsets per beat and the pulse's strength, two band ratios (sub
 against bass, the top end) and two sound cues of engine/content.py (`layers`:
 how many registers play at once, the stacked synths of trance against a
 sparse techno groove or a played kit; `peak_share`: how much of each octave's
-power sits in its strongest partials); whether there
+power sits in its strongest partials; `spread`: the effective number of the
+seven bands playing, trance's full-range supersaws and pads against a
+techno groove's kick, bass and hats), the groove's `hat_swing` (house's
+shuffle against the straight grid of techno and trance) and the stereo
+`width` (trance's wide supersaws and pads; a techno or house groove keeps
+its weight in the middle); whether there
 is a pulse at all counts as a yes/no feature (`pulse`: per family the share of
 its items with one, smoothed). Tempo enters through the
 families' conventional ranges (genres.json `bpm_range`, `genres.tempo_fit`),
@@ -64,9 +69,10 @@ from trackgrade.grading.low_end import low_cut_share
 
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
             "snare_one_per_bar", "snare_off_beats", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
-            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db", "layers", "peak_share")
+            "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db", "layers", "peak_share",
+            "hat_swing", "width", "spread")
 GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_off_beats", "snare_backbeat",
-               "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat")
+               "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat", "hat_swing")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
 # Under this length no pulse found says little (two bars at 120 BPM): the
 # pulse features are then left out instead of counting as "none".
@@ -83,7 +89,8 @@ def genre_inputs(f: Features) -> dict:
             "low_cut": float(low_cut_share(f)), "duration_s": float(f.duration_s),
             "timing_spread_ms": r.timing_spread_ms, "timed_onsets": int(r.timed_onsets),
             "cues": None if f.groove is None else dict(f.groove.cues),
-            "content": None if f.content is None else {k: float(v) for k, v in asdict(f.content).items()}}
+            "content": None if f.content is None else {k: float(v) for k, v in asdict(f.content).items()},
+            "width": float(f.stereo.width)}
 
 
 def feature_vector(inputs: dict) -> dict[str, float]:
@@ -102,6 +109,8 @@ def feature_vector(inputs: dict) -> dict[str, float]:
     bpm = float(inputs.get("bpm") or 0.0)
     if inputs.get("tempo_salient") and math.isfinite(bpm) and bpm > 0:
         out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / bpm
+    if inputs.get("width") is not None:
+        out["width"] = float(inputs["width"])
     for name, value in {**(inputs.get("content") or {}), **(inputs.get("cues") or {})}.items():
         if name in FEATURES:
             out[name] = float(value)
