@@ -29,7 +29,7 @@ def _part(style: str, bpm: float, key: str, seed: int) -> dict:
 
 SPECS = [_part("house", 124, "A", 41), _part("hardstyle", 150, "D", 42), _part("trance", 138, "E", 43),
          _part("drum_and_bass", 174, "F", 44), _part("dubstep", 140, "G", 45),
-         _part("breakbeat", 132, "C", 46)]
+         _part("breakbeat", 132, "C", 46), _part("deep_house", 121, "D", 47), _part("tech_house", 125, "A", 48)]
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +65,13 @@ def test_alternatives_are_the_next_best_families(measured):
 
 def test_without_the_rhythm_pattern_the_genre_is_unclear(measured):
     """The breakbeat part without its rhythm pattern (as a clip too short for
-    a bar): 132 BPM and a band shape alone fit several families, so the targets
-    are electronic music's as a whole and the diagnosis says how to name it."""
+    a bar) and without the content stage's sound cues: 132 BPM and a band
+    shape alone fit several families, so the targets are electronic music's
+    as a whole and the diagnosis says how to name it. (With its sound cues -
+    how many bands and registers play, how peaky its partials are - the part
+    reads breakbeat even without a bar of pattern.)"""
     _, f = measured["gp_breakbeat"]
-    a = graded(replace(f, groove=None))
+    a = graded(replace(f, groove=None, content=None))
     assert a.genre.confidence < CLEAR_FAMILY_MIN
     assert a.genre.target == ELECTRONIC and a.genre.detected in FAMILY_KEYS
     assert asdict(a.frequency.ideal) == BROAD_PROFILE["ideal_bands"]
@@ -99,12 +102,12 @@ def test_unclear_without_a_pulse_is_not_judged_as_a_dance_track():
 
 
 def test_house_swing_counts_for_house_against_techno(measured):
-    """The house part read with its hats swung (the odd sixteenths a fifth of
-    a sixteenth late, deep house's shuffle) leans further to house against
-    techno than the same part on a straight grid (engine/groove.py `hat_swing`)."""
+    """The deep house part (its hats swung: the odd sixteenths a fifth of a
+    sixteenth late) leans further to house against techno with its swing
+    than read as if on a straight grid (engine/groove.py `hat_swing`)."""
     from trackgrade.grading.genre_model import default_model, feature_vector, genre_inputs, log_scores
 
-    _, f = measured["gp_house"]
+    _, f = measured["gp_deep_house"]
     inp = genre_inputs(f)
     m = default_model()
     house, techno = m.families.index("house"), m.families.index("techno")

@@ -130,6 +130,9 @@ class GenreModel:
     prototypes: dict = field(default_factory=dict)   # family -> cues of its clearest item
     # {"names": (components,), "mean", "spread": (components, features), "pulse": (components,), "log_prior"}
     outside: dict | None = None
+    # {"names", "family": (components,) family index, "mean", "spread", "pulse"}: each
+    # family as equally weighted components, one per style it was fitted on
+    components: dict | None = None
 
     @classmethod
     def from_data(cls, data: dict) -> "GenreModel":
@@ -147,8 +150,15 @@ class GenreModel:
                    "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
                    "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float),
                    "log_prior": float(out["log_prior"])}
+        comps = data.get("components")
+        if comps is not None:
+            names = tuple(comps)
+            comps = {"names": names, "family": np.array([fams.index(comps[c]["family"]) for c in names]),
+                     "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
+                     "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
+                     "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float)}
         return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
-                   float(data["temperature"]), dict(data.get("prototypes", {})), out)
+                   float(data["temperature"]), dict(data.get("prototypes", {})), out, comps)
 
     def to_data(self, **extra) -> dict:
         return {"families": list(self.families), "features": list(self.features),
@@ -166,6 +176,14 @@ class GenreModel:
                                    for c, mu, sd, p in zip(self.outside["names"], self.outside["mean"],
                                                            self.outside["spread"], self.outside["pulse"])},
                     "log_prior": round(float(self.outside["log_prior"]), 4)},
+                "components": None if self.components is None else {
+                    c: {"family": self.families[int(k)],
+                        "mean": {n: round(float(v), 4) for n, v in zip(self.features, mu)},
+                        "spread": {n: round(float(v), 4) for n, v in zip(self.features, sd)},
+                        "pulse": round(float(p), 4)}
+                    for c, k, mu, sd, p in zip(self.components["names"], self.components["family"],
+                                               self.components["mean"], self.components["spread"],
+                                               self.components["pulse"])},
                 **extra}
 
 
@@ -200,8 +218,18 @@ def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.
     """(families,) unnormalised log scores: Gaussian log densities of the measured
     features plus tempo_weight x `tempo_log_fit` (one per family)."""
     fit = np.asarray(tempo_log_fit, dtype=float)
-    return model.tempo_weight * fit + _class_log_scores(model.mean, model.spread, model.pulse,
-                                                        model.features, features)
+    c = model.components
+    if c is None:
+        return model.tempo_weight * fit + _class_log_scores(model.mean, model.spread, model.pulse,
+                                                            model.features, features)
+    comp = _class_log_scores(c["mean"], c["spread"], c["pulse"], model.features, features)
+    out = np.full(len(model.families), -np.inf)
+    for k in range(len(model.families)):
+        own = comp[c["family"] == k]
+        if own.size:
+            top = float(own.max())
+            out[k] = top + math.log(float(np.exp(own - top).mean()))
+    return model.tempo_weight * fit + out
 
 
 def outside_log_score(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> float:
