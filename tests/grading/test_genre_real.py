@@ -118,3 +118,23 @@ def test_house_swing_counts_for_house_against_techno(measured):
         return float(s[house] - s[techno])
 
     assert lean(0.2) > lean(0.0) + 1.0
+
+
+def test_the_readme_demo_house_and_trance_sketch_read_their_family():
+    """The README's examples: the demo track (fixtures/demo.mp3, a house
+    sketch), the batch example's trance and tech house sketches
+    (docs/gen_cli.py PROMOS) read their family at 0.6 or more, not techno."""
+    from pathlib import Path
+
+    from docs.gen_cli import PROMOS
+
+    root = Path(__file__).resolve().parents[2]
+    promos = {name: spec for name, spec in PROMOS}
+    specs = [{**promos[n], "name": n.split(".")[0]} for n in ("sunrise_edit.wav", "warehouse_roller.wav")]
+    out, tracks = render_specs(specs)
+    clips = {t["name"]: (out / t["file"]).read_bytes() for t in tracks}
+    clips["demo"] = (root / "fixtures" / "demo.mp3").read_bytes()
+    want = {"demo": "house", "sunrise_edit": "trance", "warehouse_roller": "house"}
+    for name, data in clips.items():
+        g = graded(measure(data, file_name=name + ".wav")).genre
+        assert (g.detected, g.confidence >= 0.6) == (want[name], True), (name, g)
