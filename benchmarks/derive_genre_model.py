@@ -5,9 +5,12 @@ parameters) from the labelled items of benchmarks/genre_corpus.py.
 
 Per family and feature: the mean and a spread (the family's standard deviation
 shrunk toward the pooled within-family one with SHRINK pseudo-items, floored at
-FLOOR x the pooled one). The tempo weight and the temperature are chosen on the
-out-of-fold log loss of a K-fold cross-validation (`cross_validated`), so the
-confidences are calibrated on items the parameters were not fitted to.
+FLOOR x the pooled one), for the family as a whole and for each of its
+components (`family_component`: a generator style, the recorded grooves, the
+real clips). The tempo weight, the temperature and the outside class's prior
+are chosen out of fold in a K-fold cross-validation holding out whole sources
+(`cross_validated`, `choose`), so the confidences are calibrated on items the
+parameters were not fitted to.
 """
 
 from __future__ import annotations
@@ -262,7 +265,11 @@ def main() -> None:
     ap.add_argument("--per-style", type=int, default=8)
     ap.add_argument("--grid", help="a built-in grid instead of the per-style renders")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--one-gaussian", action="store_true",
+                    help="each family one Gaussian (the second pass's model), not a mixture of its styles")
     args = ap.parse_args()
+    global STYLE_COMPONENTS
+    STYLE_COMPONENTS = not args.one_gaussian
     items = labelled(corpus(args.per_style, grid=args.grid))
     w, t, prior, loss = choose(items)
     model = with_prototypes(fit(items, w, t, prior), [i for i in items if i["family"] != OUTSIDE])

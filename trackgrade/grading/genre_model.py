@@ -11,10 +11,8 @@ how many registers play at once, the stacked synths of trance against a
 sparse techno groove or a played kit; `peak_share`: how much of each octave's
 power sits in its strongest partials; `spread`: the effective number of the
 seven bands playing, trance's full-range supersaws and pads against a
-techno groove's kick, bass and hats), the groove's `hat_swing` (house's
-shuffle against the straight grid of techno and trance) and the stereo
-`width` (trance's wide supersaws and pads; a techno or house groove keeps
-its weight in the middle); whether there
+techno groove's kick, bass and hats) and the groove's `hat_swing` (house's
+shuffle against the straight grid of techno and trance); whether there
 is a pulse at all counts as a yes/no feature (`pulse`: per family the share of
 its items with one, smoothed). Tempo enters through the
 families' conventional ranges (genres.json `bpm_range`, `genres.tempo_fit`),
@@ -24,9 +22,15 @@ The classifier is a Gaussian naive Bayes: per family, per feature a mean and
 a spread (genre_model.json, written by benchmarks/derive_genre_model.py from
 labelled synthetic renders and real clips; each spread shrunk toward the
 pooled within-family spread and floored so clean synthetic items do not make
-it overconfident). A family's log score is the sum of its features'
-Gaussian log densities (a feature not measured - no pulse, no whole bar -
-drops out) plus `tempo_weight` x log tempo fit; the scores are divided by
+it overconfident). A family is a mixture (`components`): one Gaussian per style it
+was fitted on, equally weighted - house, deep house and tech house apart
+(a sparse, straight house groove, a swung deep house one with rhodes and a
+rolling tech house one are each tight, where one Gaussian over all three
+was wide enough to lose a plain house sketch to techno), and the family's
+recorded-instrument grooves and real clips a component each. A component's
+log score is the sum of its features' Gaussian log densities (a feature not
+measured - no pulse, no whole bar - drops out); a family's is the log of the
+mean of its components' densities plus `tempo_weight` x log tempo fit; the scores are divided by
 `temperature` (fitted by cross-validation so that the confidences are
 calibrated) and turned into probabilities. Families without training items
 (`families` in the data lacks them) are never detected, only chosen.
@@ -70,7 +74,7 @@ from trackgrade.grading.low_end import low_cut_share
 FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats",
             "snare_one_per_bar", "snare_off_beats", "snare_backbeat", "hat_off_beat", "hat_sixteenths",
             "bass_off_beat", "bar_repeat", "sub_vs_bass_db", "top_db", "layers", "peak_share",
-            "hat_swing", "width", "spread")
+            "hat_swing", "spread")
 GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_off_beats", "snare_backbeat",
                "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat", "hat_swing")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
@@ -89,8 +93,7 @@ def genre_inputs(f: Features) -> dict:
             "low_cut": float(low_cut_share(f)), "duration_s": float(f.duration_s),
             "timing_spread_ms": r.timing_spread_ms, "timed_onsets": int(r.timed_onsets),
             "cues": None if f.groove is None else dict(f.groove.cues),
-            "content": None if f.content is None else {k: float(v) for k, v in asdict(f.content).items()},
-            "width": float(f.stereo.width)}
+            "content": None if f.content is None else {k: float(v) for k, v in asdict(f.content).items()}}
 
 
 def feature_vector(inputs: dict) -> dict[str, float]:
@@ -109,8 +112,6 @@ def feature_vector(inputs: dict) -> dict[str, float]:
     bpm = float(inputs.get("bpm") or 0.0)
     if inputs.get("tempo_salient") and math.isfinite(bpm) and bpm > 0:
         out["onsets_per_beat"] = float(inputs.get("onset_rate") or 0.0) * 60.0 / bpm
-    if inputs.get("width") is not None:
-        out["width"] = float(inputs["width"])
     for name, value in {**(inputs.get("content") or {}), **(inputs.get("cues") or {})}.items():
         if name in FEATURES:
             out[name] = float(value)

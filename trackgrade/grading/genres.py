@@ -249,8 +249,7 @@ def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True,
                  low_cut: float = 0.0, duration_s: float | None = None,
                  timing_spread_ms: float | None = None, timed_onsets: int = 0,
                  onset_rate: float | None = None, cues: dict | None = None,
-                 content: dict | None = None, width: float | None = None,
-                 model: GenreModel | None = None) -> GenreGuess:
+                 content: dict | None = None, model: GenreModel | None = None) -> GenreGuess:
     """The most probable family (genre_model: rhythm-pattern `cues` of
     engine/groove.py, onsets per beat, pulse, band ratios, tempo against the
     families' ranges), its calibrated probability times how typical the track
@@ -261,7 +260,7 @@ def detect_genre(*, bpm: float, bands: dict, tempo_salient: bool = True,
     m = model or default_model()
     inputs = {"bpm": bpm, "bands": bands, "tempo_salient": tempo_salient,
               "beat_strength": beat_strength, "onset_rate": onset_rate, "cues": cues,
-              "content": content, "width": width, "duration_s": duration_s}
+              "content": content, "duration_s": duration_s}
     features = feature_vector(inputs)
     probs = probabilities(m, features, family_tempo_log_fit(bpm, tempo_salient, m.families))
     order = np.argsort(-probs, kind="stable")
