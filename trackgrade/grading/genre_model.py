@@ -144,20 +144,12 @@ class GenreModel:
         out = data.get("outside")
         if out is not None:
             # a file of one broad Gaussian (before the mixture) reads as one component
-            comps = out.get("components") or {"any": out}
-            names = tuple(comps)
-            out = {"names": names,
-                   "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
-                   "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
-                   "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float),
+            out = {**_gaussians_from(out.get("components") or {"any": out}, feats),
                    "log_prior": float(out["log_prior"])}
         comps = data.get("components")
         if comps is not None:
-            names = tuple(comps)
-            comps = {"names": names, "family": np.array([fams.index(comps[c]["family"]) for c in names]),
-                     "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
-                     "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
-                     "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float)}
+            comps = {**_gaussians_from(comps, feats),
+                     "family": np.array([fams.index(comps[c]["family"]) for c in comps])}
         return cls(fams, feats, mean, spread, pulse, float(data["tempo_weight"]),
                    float(data["temperature"]), dict(data.get("prototypes", {})), out, comps)
 
@@ -171,21 +163,29 @@ class GenreModel:
                 "tempo_weight": self.tempo_weight, "temperature": self.temperature,
                 "prototypes": self.prototypes,
                 "outside": None if self.outside is None else {
-                    "components": {c: {"mean": {n: round(float(v), 4) for n, v in zip(self.features, mu)},
-                                       "spread": {n: round(float(v), 4) for n, v in zip(self.features, sd)},
-                                       "pulse": round(float(p), 4)}
-                                   for c, mu, sd, p in zip(self.outside["names"], self.outside["mean"],
-                                                           self.outside["spread"], self.outside["pulse"])},
+                    "components": _gaussians_data(self.outside, self.features),
                     "log_prior": round(float(self.outside["log_prior"]), 4)},
                 "components": None if self.components is None else {
-                    c: {"family": self.families[int(k)],
-                        "mean": {n: round(float(v), 4) for n, v in zip(self.features, mu)},
-                        "spread": {n: round(float(v), 4) for n, v in zip(self.features, sd)},
-                        "pulse": round(float(p), 4)}
-                    for c, k, mu, sd, p in zip(self.components["names"], self.components["family"],
-                                               self.components["mean"], self.components["spread"],
-                                               self.components["pulse"])},
+                    c: {"family": self.families[int(k)], **row} for (c, row), k in
+                    zip(_gaussians_data(self.components, self.features).items(), self.components["family"])},
                 **extra}
+
+
+def _gaussians_from(comps: dict, feats: tuple) -> dict:
+    """{"names", "mean", "spread", "pulse"} arrays of {name: {"mean", "spread", "pulse"}} data."""
+    names = tuple(comps)
+    return {"names": names,
+            "mean": np.array([[comps[c]["mean"][n] for n in feats] for c in names], dtype=float),
+            "spread": np.array([[comps[c]["spread"][n] for n in feats] for c in names], dtype=float),
+            "pulse": np.array([comps[c]["pulse"] for c in names], dtype=float)}
+
+
+def _gaussians_data(g: dict, feats: tuple) -> dict:
+    """The data of `_gaussians_from`'s arrays, rounded."""
+    return {c: {"mean": {n: round(float(v), 4) for n, v in zip(feats, mu)},
+                "spread": {n: round(float(v), 4) for n, v in zip(feats, sd)},
+                "pulse": round(float(p), 4)}
+            for c, mu, sd, p in zip(g["names"], g["mean"], g["spread"], g["pulse"])}
 
 
 @lru_cache(maxsize=1)
@@ -224,13 +224,16 @@ def log_scores(model: GenreModel, features: dict[str, float], tempo_log_fit: np.
         return model.tempo_weight * fit + _class_log_scores(model.mean, model.spread, model.pulse,
                                                             model.features, features)
     comp = _class_log_scores(c["mean"], c["spread"], c["pulse"], model.features, features)
-    out = np.full(len(model.families), -np.inf)
-    for k in range(len(model.families)):
-        own = comp[c["family"] == k]
-        if own.size:
-            top = float(own.max())
-            out[k] = top + math.log(float(np.exp(own - top).mean()))
+    out = np.array([_log_mean_exp(comp[c["family"] == k]) for k in range(len(model.families))])
     return model.tempo_weight * fit + out
+
+
+def _log_mean_exp(scores: np.ndarray) -> float:
+    """log of the mean of exp(`scores`) (-inf for none): an equally weighted mixture's log density."""
+    if not scores.size:
+        return -math.inf
+    top = float(scores.max())
+    return top + math.log(float(np.exp(scores - top).mean()))
 
 
 def outside_log_score(model: GenreModel, features: dict[str, float], tempo_log_fit: np.ndarray) -> float:
@@ -241,9 +244,7 @@ def outside_log_score(model: GenreModel, features: dict[str, float], tempo_log_f
         return -math.inf
     fit = float(np.mean(np.asarray(tempo_log_fit, dtype=float)))
     comp = _class_log_scores(o["mean"], o["spread"], o["pulse"], model.features, features)
-    top = float(comp.max())
-    mixture = top + math.log(float(np.exp(comp - top).mean()))
-    return float(o["log_prior"] + model.tempo_weight * fit + mixture)
+    return float(o["log_prior"] + model.tempo_weight * fit + _log_mean_exp(comp))
 
 
 def chi2_tail(x: float, dof: int) -> float:
