@@ -142,3 +142,19 @@ def test_major_loops_the_blend_reads_as_minor_are_read_in_major(name):
     x, sr = sf.read(path, dtype="float32", always_2d=True)
     key = measure_tonality(long_spectrum(x, sr), x).key
     assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
+
+
+def test_the_key_material_keeps_fitting_and_scoring_apart_with_cells_of_twelve():
+    """Every held-out kind x drum condition has at least 12 items; no fit item
+    uses a held-out instrument or progression (the split leaves them out whole)."""
+    from collections import Counter
+
+    items = key_material.items()
+    held = Counter((i["kind"], i["drums"]) for i in items if i["split"] == "held")
+    assert len(held) == 14 and min(held.values()) >= 12, held
+    for i in items:
+        if i["split"] == "fit":
+            programs = {t.get("program") for t in i["spec"]["tracks"]} - {None}
+            assert not programs & set(key_material.HELD_PROGRAMS), i["spec"]["name"]
+            assert not any(p in i["spec"]["name"] for p in key_material.HELD_PROGRESSIONS)
+    assert len({i["spec"]["name"] for i in items}) == len(items)
