@@ -14,9 +14,9 @@ Key: correlation of `key_chroma` with the 24 rotations of a major and a
 minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
 best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
-and second-best key) is the key (`decisive_correlations`, issue 27). `key_chroma` is the textbook constant-Q chroma done on our own
-spectrum (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz,
-to B7), so a bass line's notes count as much as a chord's; the peak chroma
+and second-best key) is the key (`decisive_correlations`, issue 27).
+`key_chroma` is the textbook constant-Q chroma done on our own spectrum
+(`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7), so a bass line's notes count as much as a chord's; the peak chroma
 above (from 50 Hz, with subharmonic credit) only decides whether there is
 pitch and is the reported `chroma`. The earlier rules (the bass root naming
 the tonic, a blended root profile) lost to this plain reading on the real
@@ -74,8 +74,8 @@ WEIGHT_EXPONENT = 0.5         # peak weight = power ** this (0.5: magnitude)
 PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
-ALT_TEMPERATURE = 0.05
-MIN_TONIC_SHARE = 0.6         # Temperley's reading only with its tonic at >= this x the chroma's maximum        # correlation behind the best per e-fold of an alternative's confidence
+ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
+MIN_TONIC_SHARE = 0.6         # Temperley's reading only with its tonic at >= this x the chroma's maximum
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -310,8 +310,9 @@ def key_chroma(spec: Spectrogram) -> np.ndarray:
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
     """Mean chroma and key (None when the audio has no pitched content).
     The key: the best of 24 correlations of `key_chroma` with the key
-    templates or Temperley's, whichever is more decisive (`decisive_correlations`). Whether there is pitch is judged as before from the peaks of
-    the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
+    templates or Temperley's, whichever is more decisive
+    (`decisive_correlations`). Whether there is pitch is judged as before
+    from the peaks of the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
     taken from, at its rate) let a sub bass line under drums that no rule of
     the long spectrum sees have pitch (`pitch.holds_low_line`); read only
     when nothing else found pitch."""
