@@ -16,9 +16,10 @@ best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
-(`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7), so a bass line's notes count as much as a chord's; the peak chroma
-above (from 50 Hz, with subharmonic credit) only decides whether there is
-pitch and is the reported `chroma`. The earlier rules (the bass root naming
+(`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
+so a bass line's notes count as much as a chord's; the peak chroma above
+(from 50 Hz, with subharmonic credit) only decides whether there is pitch
+and is the reported `chroma`. The earlier rules (the bass root naming
 the tonic, a blended root profile) lost to this plain reading on the real
 clips and the recorded-instrument renders and were removed (issue 27,
 benchmarks/results/key.md).
@@ -75,7 +76,7 @@ PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
-MIN_TONIC_SHARE = 0.6         # Temperley's reading only with its tonic at >= this x the chroma's maximum
+MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
