@@ -153,9 +153,13 @@ def trackgrade_key(x: np.ndarray, sr: int):
 
 
 def peer_version(method: str) -> str:
-    import importlib
+    """The installed version of the peer's package ("absent" without it)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return importlib.import_module({"essentia": "essentia", "textbook": "librosa"}[method]).__version__
+    try:
+        return version({"essentia": "essentia", "textbook": "librosa"}[method])
+    except PackageNotFoundError:
+        return "absent"
 
 
 class PeerAnswers:

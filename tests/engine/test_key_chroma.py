@@ -158,3 +158,26 @@ def test_the_key_material_keeps_fitting_and_scoring_apart_with_cells_of_twelve()
             assert not programs & set(key_material.HELD_PROGRAMS), i["spec"]["name"]
             assert not any(p in i["spec"]["name"] for p in key_material.HELD_PROGRESSIONS)
     assert len({i["spec"]["name"] for i in items}) == len(items)
+
+
+def test_the_benchmark_reuses_a_peer_answer_only_for_the_same_audio(tmp_path):
+    """eval_key.PeerAnswers: the same samples and rate reuse the stored answer;
+    other samples, another rate, or no store (--fresh-peers) run the peer again."""
+    from eval_key import PeerAnswers
+
+    calls = []
+
+    def peer(answer):
+        return lambda: calls.append(answer) or (answer, "minor")
+
+    x = np.zeros((100, 1), np.float32)
+    store = PeerAnswers(tmp_path / "peers.json")
+    assert store.get("textbook", x, 44100, peer("A")) == ("A", "minor")
+    assert store.get("textbook", x, 44100, peer("B")) == ("A", "minor")
+    assert store.get("textbook", x + 0.1, 44100, peer("C")) == ("C", "minor")
+    assert store.get("textbook", x, 48000, peer("D")) == ("D", "minor")
+    store.save()
+    again = PeerAnswers(tmp_path / "peers.json")
+    assert again.get("textbook", x, 44100, peer("E")) == ("A", "minor")
+    assert PeerAnswers(None).get("textbook", x, 44100, peer("F")) == ("F", "minor")
+    assert calls == ["A", "C", "D", "F"]
