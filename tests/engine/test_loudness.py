@@ -264,3 +264,17 @@ def test_one_read_peaks_on_a_real_clip():
     assert truepeak.true_and_sample_peak_db(x) == (L.true_peak_dbtp(x), L.sample_peak_dbfs(x))
     assert truepeak.true_and_sample_peak_db(np.zeros((0, 2), np.float32)) == (L.SILENCE_DBTP,
                                                                              L.SILENCE_DBTP)
+
+
+def test_the_recursions_build_their_matrices_once_per_pole():
+    """The K-filter's mode recursions reuse a few poles (and their powers) in
+    every segment: each Toeplitz matrix is built once per track, not per call."""
+    from trackgrade.engine.loudness import kweighting
+
+    x = (0.1 * np.random.default_rng(2).standard_normal((44100 * 30, 2))).astype(np.float32)
+    kweighting._recursion_matrices.cache_clear()
+    L.hop_energies(x, 44100)
+    info = kweighting._recursion_matrices.cache_info()
+    assert info.misses <= 16 and info.hits >= 10 * info.misses
+    powers, toeplitz_t = kweighting._recursion_matrices(0.5 + 0.1j, 4)
+    assert not powers.flags.writeable and not toeplitz_t.flags.writeable
