@@ -6,7 +6,8 @@ with the peers run as whole processes in the same rounds.
     python benchmarks/bench_cli.py --no-librosa --base /tmp/main-tree   # before/after, same rounds
 
 Each round runs, one after the other (alternated, so a busy machine slows
-every contender alike): `python -m trackgrade analyze FILE --json > out.json`,
+every contender alike; each round starts with the next contender, so none
+always follows the same process): `python -m trackgrade analyze FILE --json > out.json`,
 then the Essentia pipeline of bench_engine.py (AudioLoader + LoudnessEBUR128 +
 RhythmExtractor2013 multifeature + KeyExtractor edma) as a fresh
 `python` process that writes its JSON, then librosa's (load + beat_track +
@@ -111,13 +112,17 @@ def main() -> None:
             for w in who:
                 run_once(w, track, workdir)
         for r in range(args.rounds):
+            # each round starts with the next contender: none always follows the
+            # same process (one that follows Essentia's pays for the memory it left)
+            order = who[r % len(who):] + who[:r % len(who)]
             for name, track in tracks.items():
-                for w in who:
+                for w in order:
                     wall, used = run_once(w, track, workdir)
                     times[name][w].append(wall)
                     cpu[name][w].append(used)
             print(f"round {r + 1}: " + "  ".join(
-                f"{n}/{w} {times[n][w][-1]:.2f}s" for n in tracks for w in who), flush=True)
+                f"{n}/{w} {times[n][w][-1]:.2f}s ({cpu[n][w][-1]:.2f})" for n in tracks for w in who),
+                flush=True)
     load_after = load_average()
     report = {"rounds": args.rounds, "load_before": load_before, "load_after": load_after,
               "cpus": os.cpu_count(), "tracks": {}}
