@@ -3,10 +3,11 @@
 Read by a library when it loads (OpenBLAS when numpy is imported), so a cap
 set here must come before the first `import numpy`. `trackgrade.pool` caps
 its worker processes at one thread each; the command line caps its own
-process (`cap_native_threads`): the engine already runs its two stages side
-by side (`engine.extract`) and the loudness stage pins BLAS to one thread
-while it runs, so a second BLAS thread has no core of its own on a 2-core
-machine: it spins while idle and takes turns with the engine's threads.
+process (`cap_native_threads`, when `trackgrade.cli` loads): the engine
+already runs its two stages side by side (`engine.extract`) and the
+loudness stage pins BLAS to one thread while it runs, so a second BLAS
+thread has no core of its own on a 2-core machine: it spins while idle and
+takes turns with the engine's threads.
 """
 
 from __future__ import annotations
