@@ -34,13 +34,15 @@ encodes of whole tracks, per codec, over real clips and the synthetic renders
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
 from trackgrade.engine.features import CodecPeak, Loudness
-from trackgrade.engine.loudness import true_peak_dbtp
+from trackgrade.engine.loudness import (SILENCE_DBTP, amplitude_db, single_thread_blas,
+                                        true_peak_amplitude, true_peak_dbtp)
 
 # (codec, FFmpeg encoder, FFmpeg decoder, kbps): CONTRACT.md section 5
 CODECS = (("mp3", "libmp3lame", "mp3float", 320), ("aac", "aac", "aac", 256),
@@ -51,7 +53,16 @@ ENCODER_OPTIONS = {"aac": AAC_OPTIONS}
 WORKERS = 2              # threads encoding passages at once (the codecs run in parallel)
 PASSAGE_S = 2.0          # one window of the loudest passages
 PASSAGES = 3             # windows by short-term loudness (plus the sample-peak window)
-MARGIN_S = 0.5           # context encoded on each side of a window and left out of the peak
+# context encoded on each side of a window and left out of the peak: the
+# encoder's state (LAME's reservoir, FFmpeg AAC's rate control, Opus's VBR)
+# settles within it, so a window reads as the same stretch of a whole-track encode
+MARGIN_S = {"mp3": 0.5, "aac": 1.5, "opus": 0.5}
+# samples per frame at the codec's rate: a span starts on the frame grid of a
+# whole-track encode, so both quantize the window's audio in the same frames
+FRAME = {"mp3": 1152, "aac": 1024, "opus": 960}
+# decoded samples ahead of the audio: without a container FFmpeg's AAC
+# decoder keeps the encoder's priming (its MP3 and Opus decoders drop theirs)
+PRIMING = {"aac": 1024}
 _RATES = {"mp3": (32000, 44100, 48000), "opus": (48000,), "aac": (44100, 48000, 88200, 96000)}
 
 
@@ -60,15 +71,39 @@ def _codec_rate(codec: str, rate: int) -> int:
     return rate if rate in _RATES[codec] else 48000
 
 
+def grid_step(codec: str, rate: int) -> int:
+    """Track samples between the starts that fall on `codec`'s frame grid
+    (at the codec's rate, after resampling)."""
+    out = _codec_rate(codec, rate)
+    g = math.gcd(rate, out)
+    return (rate // g) * (FRAME[codec] // math.gcd(FRAME[codec], out // g))
+
+
+def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
+                 ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(span to encode, stretch to measure) for `codec`, in track samples:
+    each window with MARGIN_S of context either side, its start moved back
+    onto the codec's frame grid; windows whose spans overlap share one."""
+    margin, step = int(MARGIN_S[codec] * rate), grid_step(codec, rate)
+    out: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for lo, hi in sorted(windows):
+        start, end = (max(lo - margin, 0) // step) * step, min(hi + margin, n)
+        if out and start <= out[-1][0][1]:
+            (s0, _), (w0, w1) = out[-1]
+            out[-1] = ((s0, end), (w0, max(w1, hi)))
+        else:
+            out.append(((start, end), (lo, hi)))
+    return out
+
+
 def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[int, int]]:
-    """[start, end) sample spans of the windows to encode, in time order, each
-    with MARGIN_S of context on both sides (clipped to the track): the
-    PASSAGES windows of PASSAGE_S with the highest mean short-term loudness,
-    the window holding the highest sample peak and the first window (where a
-    whole-track encode starts cold); one span, the whole track, when it is no
-    longer than those windows together."""
+    """[start, end) sample windows to measure, in time order: the PASSAGES
+    windows of PASSAGE_S with the highest mean short-term loudness, the
+    window holding the highest sample peak and the first window (where a
+    whole-track encode starts cold); one window, the whole track, when it is
+    no longer than those windows together."""
     n = samples.shape[0]
-    win, margin = int(PASSAGE_S * rate), int(MARGIN_S * rate)
+    win = int(PASSAGE_S * rate)
     count = n // win
     if count <= PASSAGES + 2:
         return [(0, n)]
@@ -82,7 +117,7 @@ def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[i
     peak_frame = int(np.argmax(np.max(np.abs(samples), axis=1)))
     chosen.add(min(peak_frame // win, count - 1))
     chosen.add(0)        # the encoder starts cold against the first hit: its own overshoot
-    return [(max(i * win - margin, 0), min((i + 1) * win + margin, n)) for i in sorted(chosen)]
+    return [(i * win, min((i + 1) * win, n)) for i in sorted(chosen)]
 
 
 def round_trip(samples: np.ndarray, rate: int, codec: str,
@@ -140,16 +175,25 @@ def _as_float(frame) -> np.ndarray:
     return np.ascontiguousarray(data, dtype=np.float32)
 
 
-def passage_peak_dbtp(samples: np.ndarray, rate: int, codec: str, span: tuple[int, int]) -> float:
-    """True peak after `codec` of the span, leaving out MARGIN_S at each end
-    that is not the track's own start or end (the encoder's warm-up and its
-    delay stay inside the margin)."""
+def passage_peak_dbtp(samples: np.ndarray, rate: int, codec: str, span: tuple[int, int],
+                     stretch: tuple[int, int]) -> float:
+    """True peak after `codec` of the `stretch` of the track, from an encode
+    of the `span` around it (encode_spans); the whole decoded output when
+    the span is the whole track."""
     start, end = span
     decoded, out_rate = round_trip(samples[start:end], rate, codec)
-    margin = int(MARGIN_S * out_rate)
-    lo = margin if start > 0 else 0
-    hi = decoded.shape[0] - margin if end < samples.shape[0] else decoded.shape[0]
-    return true_peak_dbtp(decoded[lo:max(hi, lo + 1)])
+    if (start, end) == (0, samples.shape[0]):
+        return true_peak_dbtp(decoded)
+    lag = PRIMING.get(codec, 0)
+    lo = lag + (stretch[0] - start) * out_rate // rate
+    hi = lag + -(-(stretch[1] - start) * out_rate // rate)
+    hi = decoded.shape[0] if stretch[1] == samples.shape[0] else min(hi, decoded.shape[0])
+    if hi <= lo:
+        return SILENCE_DBTP
+    # the decoded audio around the stretch is the interpolator's context: a
+    # slice would start from silence, and that step alone overshoots
+    with single_thread_blas():
+        return amplitude_db(true_peak_amplitude(decoded, first=lo, last=hi))
 
 
 class CodecPreview:
@@ -158,14 +202,16 @@ class CodecPreview:
 
     def __init__(self, samples: np.ndarray, rate: int, loudness: Loudness, *,
                  whole_track: bool = False, workers: int = WORKERS) -> None:
-        spans = [(0, samples.shape[0])] if whole_track else passages(samples, rate, loudness)
+        n = samples.shape[0]
+        windows = [(0, n)] if whole_track else passages(samples, rate, loudness)
         # MP3 first: LAME is the slowest, so the threads finish together
-        self.tasks = [(codec, span) for codec, *_ in CODECS for span in spans]
+        self.tasks = [(codec, span, stretch) for codec, *_ in CODECS
+                      for span, stretch in encode_spans(windows, codec, rate, n)]
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self._args = (samples, rate)
         self._futures: list[Future] = ([self._pool.submit(passage_peak_dbtp, samples, rate,
-                                                          codec, span)
-                                        for codec, span in self.tasks] if self._pool else [])
+                                                          *task)
+                                        for task in self.tasks] if self._pool else [])
 
     def __enter__(self) -> "CodecPreview":
         return self
@@ -185,9 +231,10 @@ class CodecPreview:
         total = len(self.tasks)
         peaks: dict[str, float] = {}
         try:
-            for i, (codec, span) in enumerate(self.tasks):
+            for i, task in enumerate(self.tasks):
+                codec = task[0]
                 peak = (self._futures[i].result() if self._pool
-                        else passage_peak_dbtp(*self._args, codec, span))
+                        else passage_peak_dbtp(*self._args, *task))
                 peaks[codec] = max(peaks.get(codec, -np.inf), peak)
                 if on_progress is not None:
                     on_progress(i + 1, total)
