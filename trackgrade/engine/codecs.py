@@ -51,12 +51,16 @@ CODECS = (("mp3", "libmp3lame", "mp3float", 320), ("aac", "aac", "aac", 256),
 AAC_OPTIONS = {"aac_coder": "fast", "aac_pns": "0", "aac_is": "0", "aac_tns": "0"}
 ENCODER_OPTIONS = {"aac": AAC_OPTIONS}
 WORKERS = 2              # threads encoding passages at once (the codecs run in parallel)
-PASSAGE_S = 2.0          # one window of the loudest passages
-PASSAGES = 3             # windows by short-term loudness (plus the sample-peak window)
+BLOCK_S = 0.1            # the grain of the passages: one candidate block
+CANDIDATES = 10          # blocks measured per codec (benchmarks/results/ux2.md)
+SHORTLIST = 60           # blocks whose true peak is taken to rank them
+SLOPE_WEIGHT = 0.25      # weight of a block's first-difference RMS beside its true peak
+CHUNK_BLOCKS = 2048      # blocks of features computed at once
+TP_REACH = 24            # frames the true-peak interpolator reaches each way
 # context encoded on each side of a window and left out of the peak: the
 # encoder's state (LAME's reservoir, FFmpeg AAC's rate control, Opus's VBR)
 # settles within it, so a window reads as the same stretch of a whole-track encode
-MARGIN_S = {"mp3": 0.5, "aac": 1.5, "opus": 0.5}
+MARGIN_S = {"mp3": 0.5, "aac": 1.0, "opus": 0.5}
 # samples per frame at the codec's rate: a span starts on the frame grid of a
 # whole-track encode, so both quantize the window's audio in the same frames
 FRAME = {"mp3": 1152, "aac": 1024, "opus": 960}
@@ -83,7 +87,9 @@ def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
                  ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """(span to encode, stretch to measure) for `codec`, in track samples:
     each window with MARGIN_S of context either side, its start moved back
-    onto the codec's frame grid; windows whose spans overlap share one."""
+    onto the codec's frame grid; windows whose spans overlap share one. The
+    whole track, once, when the spans would add up to as many samples (so
+    passages never cost more than a whole-track encode)."""
     margin, step = int(MARGIN_S[codec] * rate), grid_step(codec, rate)
     out: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for lo, hi in sorted(windows):
@@ -93,31 +99,60 @@ def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
             out[-1] = ((s0, end), (w0, max(w1, hi)))
         else:
             out.append(((start, end), (lo, hi)))
+    if not out or sum(end - start for (start, end), _ in out) >= n:
+        return [((0, n), (0, n))]
     return out
 
 
-def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[int, int]]:
-    """[start, end) sample windows to measure, in time order: the PASSAGES
-    windows of PASSAGE_S with the highest mean short-term loudness, the
-    window holding the highest sample peak and the first window (where a
-    whole-track encode starts cold); one window, the whole track, when it is
-    no longer than those windows together."""
+def block_features(samples: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of `block` frames (the last one may be short): the sample
+    peak and the RMS of the first difference, over all channels, taken
+    CHUNK_BLOCKS blocks at a time (no copy of the track)."""
     n = samples.shape[0]
-    win = int(PASSAGE_S * rate)
-    count = n // win
-    if count <= PASSAGES + 2:
-        return [(0, n)]
-    curve = np.asarray(loudness.short_term_lufs, dtype=np.float64)
-    per = max(1, int(round(PASSAGE_S / loudness.curve_hop_s)))
-    usable = min(count, curve.size // per)
-    chosen = set()
-    if usable:
-        level = curve[:usable * per].reshape(usable, per).mean(axis=1)
-        chosen.update(int(i) for i in np.argsort(-level, kind="stable")[:PASSAGES])
-    peak_frame = int(np.argmax(np.max(np.abs(samples), axis=1)))
-    chosen.add(min(peak_frame // win, count - 1))
-    chosen.add(0)        # the encoder starts cold against the first hit: its own overshoot
-    return [(i * win, min((i + 1) * win, n)) for i in sorted(chosen)]
+    count = -(-n // block)
+    peak, slope = np.zeros(count), np.zeros(count)
+    for first in range(0, count, CHUNK_BLOCKS):
+        last = min(first + CHUNK_BLOCKS, count)
+        lo, hi = first * block, min(last * block, n)
+        part = np.asarray(samples[lo:hi], dtype=np.float32)
+        prev = samples[lo - 1:lo] if lo else part[:1]
+        step = np.diff(part, axis=0, prepend=prev)
+        full = (hi - lo) // block * block
+        for out, values in ((peak, np.abs(part)), (slope, step * step)):
+            head = values[:full].reshape(-1, block * values.shape[1])
+            got = head.max(axis=1) if out is peak else head.mean(axis=1)
+            if full < hi - lo:
+                tail = values[full:]
+                got = np.append(got, tail.max() if out is peak else tail.mean())
+            out[first:last] = got
+    return peak, np.sqrt(slope)
+
+
+def passages(samples: np.ndarray, rate: int, loudness: Loudness | None = None
+             ) -> list[tuple[int, int]]:
+    """[start, end) sample windows to measure, in time order: the CANDIDATES
+    blocks of BLOCK_S whose true peak plus SLOPE_WEIGHT times the RMS of
+    their first difference is highest (a codec's error grows with the high
+    frequencies it quantizes, and lands on the peaks already there), the
+    true peak found among the SHORTLIST blocks with the highest sample peak
+    plus that term; the whole track when it is no longer than the encodes of
+    those blocks together (encode_spans). `loudness` is not needed."""
+    n = samples.shape[0]
+    block = max(int(BLOCK_S * rate), 1)
+    peak, slope = block_features(samples, block)
+    short = np.argsort(-(peak + SLOPE_WEIGHT * slope), kind="stable")[:SHORTLIST]
+    with single_thread_blas():
+        true = np.array([_block_true_peak(samples, int(b) * block, min((int(b) + 1) * block, n))
+                         for b in short])
+    chosen = short[np.argsort(-(true + SLOPE_WEIGHT * slope[short]), kind="stable")[:CANDIDATES]]
+    return [(int(b) * block, min((int(b) + 1) * block, n)) for b in sorted(chosen)]
+
+
+def _block_true_peak(samples: np.ndarray, lo: int, hi: int) -> float:
+    """Linear true peak of frames lo..hi-1, the frames around them as context."""
+    start = max(lo - TP_REACH, 0)
+    part = samples[start:hi + TP_REACH]
+    return true_peak_amplitude(part, first=lo - start, last=hi - start)
 
 
 def round_trip(samples: np.ndarray, rate: int, codec: str,
