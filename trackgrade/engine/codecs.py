@@ -52,8 +52,8 @@ AAC_OPTIONS = {"aac_coder": "fast", "aac_pns": "0", "aac_is": "0", "aac_tns": "0
 ENCODER_OPTIONS = {"aac": AAC_OPTIONS}
 WORKERS = 2              # threads encoding passages at once (the codecs run in parallel)
 BLOCK_S = 0.1            # the grain of the passages: one candidate block
-CANDIDATES = 10          # blocks measured per codec (benchmarks/results/ux2.md)
-SHORTLIST = 60           # blocks whose true peak is taken to rank them
+CANDIDATES = 16          # blocks measured per codec (benchmarks/results/ux2.md)
+SHORTLIST = 64           # blocks whose true peak is taken to rank them
 SLOPE_WEIGHT = 0.25      # weight of a block's first-difference RMS beside its true peak
 CHUNK_BLOCKS = 2048      # blocks of features computed at once
 TP_REACH = 24            # frames the true-peak interpolator reaches each way
@@ -137,6 +137,7 @@ def passages(samples: np.ndarray, rate: int, loudness: Loudness | None = None
     true peak found among the SHORTLIST blocks with the highest sample peak
     plus that term; the whole track when it is no longer than the encodes of
     those blocks together (encode_spans). `loudness` is not needed."""
+    samples = samples[:, :2]                     # the channels the codecs encode
     n = samples.shape[0]
     block = max(int(BLOCK_S * rate), 1)
     peak, slope = block_features(samples, block)
