@@ -56,6 +56,10 @@ CANDIDATES = 16          # blocks measured per codec (benchmarks/results/ux2.md)
 SHORTLIST = 64           # blocks whose true peak is taken to rank them
 SLOPE_WEIGHT = 0.25      # weight of a block's first-difference RMS beside its true peak
 CHUNK_BLOCKS = 2048      # blocks of features computed at once
+# share of the track the spans may cover before a codec encodes it whole
+# (benchmarks/results/ux2.md: a 15 s clip in spans covering 0.9 of it took
+# 1.67 s of CPU, whole 1.46 s; 30 s in spans covering 0.47-0.67, 1.2 s against 1.73)
+WHOLE_SHARE = 0.75
 TP_REACH = 24            # frames the true-peak interpolator reaches each way
 # context encoded on each side of a window and left out of the peak: the
 # encoder's state (LAME's reservoir, FFmpeg AAC's rate control, Opus's VBR)
@@ -88,8 +92,9 @@ def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
     """(span to encode, stretch to measure) for `codec`, in track samples:
     each window with MARGIN_S of context either side, its start moved back
     onto the codec's frame grid; windows whose spans overlap share one. The
-    whole track, once, when the spans would add up to as many samples (so
-    passages never cost more than a whole-track encode)."""
+    whole track, once, when the spans would cover WHOLE_SHARE of it: each
+    span starts an encoder and a decoder of its own, so beyond that the
+    passages cost as much as the whole track and only approximate it."""
     margin, step = int(MARGIN_S[codec] * rate), grid_step(codec, rate)
     out: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for lo, hi in sorted(windows):
@@ -99,7 +104,7 @@ def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
             out[-1] = ((s0, end), (w0, max(w1, hi)))
         else:
             out.append(((start, end), (lo, hi)))
-    if not out or sum(end - start for (start, end), _ in out) >= n:
+    if not out or sum(end - start for (start, end), _ in out) >= WHOLE_SHARE * n:
         return [((0, n), (0, n))]
     return out
 
