@@ -86,14 +86,14 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
             skipped.append(f"{name}: {exc.message}")
             continue
         x = hot(audio.samples)
-        loud = measure_loudness(x, audio.sample_rate)
+        loud = measure_loudness(x, audio.sample_rate)          # the original true peak
         t0 = time.process_time()
-        quick = codec_peaks(x, audio.sample_rate, loud)
+        quick = codec_peaks(x, audio.sample_rate)
         t_quick = time.process_time() - t0
         t0 = time.process_time()
-        whole = codec_peaks(x, audio.sample_rate, loud, whole_track=True)
+        whole = codec_peaks(x, audio.sample_rate, whole_track=True)
         t_whole = time.process_time() - t0
-        windows = passages(x, audio.sample_rate, loud)
+        windows = passages(x, audio.sample_rate)
         spans = {c: encode_spans(windows, c, audio.sample_rate, x.shape[0]) for c, *_ in CODECS}
         covered = {c: round(sum(e - s for (s, e), _ in v) / x.shape[0], 3) for c, v in spans.items()}
         row = {"file": name, "seconds": round(audio.duration_s, 1), "rate": audio.sample_rate,

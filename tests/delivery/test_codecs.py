@@ -37,13 +37,13 @@ def limited_bright_master(seconds: float = 24.0) -> np.ndarray:
 def test_the_passages_agree_with_a_whole_track_encode_within_half_a_db():
     x = limited_bright_master()
     loudness = measure_loudness(x, RATE)
-    quick = codec_peaks(x, RATE, loudness)
-    whole = codec_peaks(x, RATE, loudness, whole_track=True)
+    quick = codec_peaks(x, RATE)
+    whole = codec_peaks(x, RATE, whole_track=True)
     assert [c.codec for c in quick] == [c[0] for c in CODECS] == ["mp3", "aac", "opus"]
     assert max(w.true_peak_dbtp for w in whole) > loudness.true_peak_dbtp   # the codecs overshoot
     for q, w in zip(quick, whole):
         assert abs(q.true_peak_dbtp - w.true_peak_dbtp) <= 0.5, (q, w)
-    windows = passages(x, RATE, loudness)
+    windows = passages(x, RATE)
     assert len(windows) == CANDIDATES
     for codec, *_ in CODECS:
         spans = encode_spans(windows, codec, RATE, x.shape[0])
@@ -65,9 +65,8 @@ def test_the_renders_the_passages_once_missed_now_agree_within_half_a_db():
     for track in tracks:
         audio = decode((folder / track["file"]).read_bytes(), file_name=track["file"])
         x = (audio.samples * (10 ** (-0.1 / 20) / np.abs(audio.samples).max())).astype(np.float32)
-        loudness = measure_loudness(x, audio.sample_rate)
-        quick = codec_peaks(x, audio.sample_rate, loudness)
-        whole = codec_peaks(x, audio.sample_rate, loudness, whole_track=True)
+        quick = codec_peaks(x, audio.sample_rate)
+        whole = codec_peaks(x, audio.sample_rate, whole_track=True)
         for q, w in zip(quick, whole):
             assert abs(q.true_peak_dbtp - w.true_peak_dbtp) <= 0.5, (track["name"], q, w)
 
@@ -115,7 +114,7 @@ def test_a_stretch_reads_the_decoded_audio_around_it():
     level = 20 * math.log10(0.89)
     lo = int(3.0025 * RATE)                             # the sine at its crest
     window = (lo, lo + int(BLOCK_S * RATE))
-    whole = codec_peaks(x, RATE, measure_loudness(x, RATE), whole_track=True)
+    whole = codec_peaks(x, RATE, whole_track=True)
     for codec, peak_whole in zip([c[0] for c in CODECS], whole):
         (span, stretch), = encode_spans([window], codec, RATE, x.shape[0])
         assert span != (0, x.shape[0])
@@ -129,7 +128,7 @@ def test_a_short_track_is_encoded_whole_and_a_long_one_in_passages():
     WHOLE_SHARE of it (their encoders' start-ups would cost as much)."""
     for seconds, whole in ((16.0, True), (40.0, False)):
         x = club_loop(seconds)
-        windows = passages(x, RATE, measure_loudness(x, RATE))
+        windows = passages(x, RATE)
         for codec, *_ in CODECS:
             spans = encode_spans(windows, codec, RATE, x.shape[0])
             encoded = sum(e - s for (s, e), _ in spans)
@@ -141,10 +140,9 @@ def test_every_codec_is_measured_on_the_passages_on_threads_started_at_once():
     """AAC too (its intensity stereo is off, see engine/codecs.py), and the
     encodes begin when the preview is made, beside the rest of the analysis."""
     x = limited_bright_master(30.0)
-    loudness = measure_loudness(x, RATE)
-    spans = passages(x, RATE, loudness)
+    spans = passages(x, RATE)
     assert len(spans) > 1
-    with CodecPreview(x, RATE, loudness, workers=2) as preview:
+    with CodecPreview(x, RATE, workers=2) as preview:
         assert sorted(preview.tasks) == sorted(
             (c[0], *pair) for c in CODECS for pair in encode_spans(spans, c[0], RATE, x.shape[0]))
         deadline = time.monotonic() + 60
@@ -184,7 +182,7 @@ def test_the_codec_preview_never_writes_temporary_files(tmp_path, monkeypatch, e
     before = set(os.listdir(tmp_path))
     monkeypatch.chdir(tmp_path)
     x = club_loop(3.0)
-    peaks = codec_peaks(x, RATE, measure_loudness(x, RATE))
+    peaks = codec_peaks(x, RATE)
     assert len(peaks) == 3
     assert os.listdir(tmp) == []
     assert set(os.listdir(tmp_path)) == before

@@ -7,13 +7,30 @@ packets and decodes them again: no container, no file, nothing but arrays
 and packets in memory. PyAV is imported only here, and only when a preview
 is asked for.
 
-To stay fast every round trip covers the loudest passages (`passages`): the
-PASSAGES windows of PASSAGE_S with the highest short-term loudness, the
-window holding the highest sample peak and the first window (a whole-track
-encode starts cold there), each encoded on its own with MARGIN_S of context
-either side, the codecs' passages on WORKERS threads at once (PyAV lets go
-of the GIL while FFmpeg encodes), started as soon as the loudness is known so
+To stay fast every round trip covers passages (`passages`): the CANDIDATES
+blocks of BLOCK_S where a codec's peak is likeliest, ranked by the block's
+true peak plus SLOPE_WEIGHT times the RMS of its first difference (a codec's
+error grows with the high frequencies it quantizes and lands on the peaks
+already there; the true peak alone ranks the block that holds a whole-track
+encode's peak up to 86th, with the slope 9th at worst). Each block is
+encoded with MARGIN_S of context either side (`encode_spans`), its span
+starting on the frame grid of a whole-track encode (FRAME) so both quantize
+it in the same frames, and read with the decoded audio around it as the
+true-peak interpolator's context (PRIMING: AAC's decoded output starts
+late). A codec whose spans would cover WHOLE_SHARE of the track encodes it
+whole. The codecs' passages run on WORKERS threads at once (PyAV lets go of
+the GIL while FFmpeg encodes), started as soon as the loudness is known so
 they overlap the rest of the analysis (`CodecPreview`).
+
+The bound, per codec, is the sum of two measured terms: the highest of the
+chosen blocks in a whole-track encode is within 0.14 dB (MP3), 0.24 (AAC),
+0.14 (Opus) of that encode's highest block, over the 14 renders of the
+`defects` grid the rule was chosen on; a block encoded on its own reads
+within 0.13 (MP3), 0.18 (AAC), 0.00 (Opus) of the same block of the
+whole-track encode. So the preview is within 0.27, 0.42 and 0.14 dB of a
+whole-track encode; benchmarks/bench_delivery.py `agreement` checks it on
+data the rule was not chosen on (real clips, the `visible` grid, the speed
+track: benchmarks/results/ux2.md).
 
 FFmpeg's own AAC encoder (the one AAC encoder in PyAV's FFmpeg) codes
 stereo as intensity where it judges the channels alike: its decoded peaks
@@ -27,9 +44,7 @@ coder +3.34 dBTP, the fast coder +2.11, fast without noise substitution
 +0.51, the last in 6.1 s of CPU against the default's 14.8. Intensity stereo
 and noise substitution are low-bitrate tools: at 256 kbps the bands are
 coded. AAC_OPTIONS is that last set: the peaks are a property of the audio
-again. benchmarks/bench_delivery.py `agreement` compares the passages with
-encodes of whole tracks, per codec, over real clips and the synthetic renders
-(benchmarks/results/ux2.md).
+again.
 """
 
 from __future__ import annotations
@@ -40,7 +55,7 @@ from typing import Callable
 
 import numpy as np
 
-from trackgrade.engine.features import CodecPeak, Loudness
+from trackgrade.engine.features import CodecPeak
 from trackgrade.engine.loudness import (SILENCE_DBTP, amplitude_db, single_thread_blas,
                                         true_peak_amplitude, true_peak_dbtp)
 
@@ -133,15 +148,14 @@ def block_features(samples: np.ndarray, block: int) -> tuple[np.ndarray, np.ndar
     return peak, np.sqrt(slope)
 
 
-def passages(samples: np.ndarray, rate: int, loudness: Loudness | None = None
-             ) -> list[tuple[int, int]]:
+def passages(samples: np.ndarray, rate: int) -> list[tuple[int, int]]:
     """[start, end) sample windows to measure, in time order: the CANDIDATES
     blocks of BLOCK_S whose true peak plus SLOPE_WEIGHT times the RMS of
     their first difference is highest (a codec's error grows with the high
     frequencies it quantizes, and lands on the peaks already there), the
     true peak found among the SHORTLIST blocks with the highest sample peak
     plus that term; the whole track when it is no longer than the encodes of
-    those blocks together (encode_spans). `loudness` is not needed."""
+    those blocks together (encode_spans)."""
     samples = samples[:, :2]                     # the channels the codecs encode
     n = samples.shape[0]
     block = max(int(BLOCK_S * rate), 1)
@@ -241,10 +255,10 @@ class CodecPreview:
     """The round trips of every codec over the spans, running on `workers`
     threads from construction (none: all of them in `result`)."""
 
-    def __init__(self, samples: np.ndarray, rate: int, loudness: Loudness, *,
-                 whole_track: bool = False, workers: int = WORKERS) -> None:
+    def __init__(self, samples: np.ndarray, rate: int, *, whole_track: bool = False,
+                 workers: int = WORKERS) -> None:
         n = samples.shape[0]
-        windows = [(0, n)] if whole_track else passages(samples, rate, loudness)
+        windows = [(0, n)] if whole_track else passages(samples, rate)
         # MP3 first: LAME is the slowest, so the threads finish together
         self.tasks = [(codec, span, stretch) for codec, *_ in CODECS
                       for span, stretch in encode_spans(windows, codec, rate, n)]
@@ -297,7 +311,8 @@ class PreviewStarter:
     def after(self, loudness: Future) -> None:
         def start(done: Future) -> None:
             try:
-                self._made.set_result(CodecPreview(self._samples, self._rate, done.result(),
+                done.result()                # a failed loudness stage: nothing to start
+                self._made.set_result(CodecPreview(self._samples, self._rate,
                                                    workers=self._workers))
             except BaseException as exc:     # noqa: BLE001 - handed to result()
                 self._made.set_exception(exc)
@@ -315,9 +330,8 @@ class PreviewStarter:
             self._made.result().close()
 
 
-def codec_peaks(samples: np.ndarray, rate: int, loudness: Loudness, *,
-                whole_track: bool = False, workers: int = WORKERS) -> tuple[CodecPeak, ...]:
-    """The true peak after each codec of CODECS: of the loudest passages, or
-    of the whole track with `whole_track`."""
-    return CodecPreview(samples, rate, loudness, whole_track=whole_track,
-                        workers=workers).result()
+def codec_peaks(samples: np.ndarray, rate: int, *, whole_track: bool = False,
+                workers: int = WORKERS) -> tuple[CodecPeak, ...]:
+    """The true peak after each codec of CODECS: of the passages, or of the
+    whole track with `whole_track`."""
+    return CodecPreview(samples, rate, whole_track=whole_track, workers=workers).result()
