@@ -9,10 +9,11 @@ agreement: every original real clip of ../shared/truth/real (edge cases left
 out; --stride/--offset/--limit take a share), every track of the synthetic
 `visible` grid (--grids) and the 5-minute `speed` track, each raised so its
 sample peak sits at -0.1 dBFS (a master as hot as they come): the true peak
-after MP3 320, AAC 256 and Opus 160 measured on the loudest passages (what
+after MP3 320, AAC 256 and Opus 160 measured on the passages (what
 `--codec-preview` does) against an encode of the whole track, per codec: the
-largest difference, how many items agree within 0.5 dB, the table. Nothing
-was fitted to these files (the passage rule was set before they were run).
+largest difference, how many items agree within 0.5 dB, the share of each
+item each codec encodes, the table. The passage rule was chosen on the
+`defects` grid (`--grids defects` repeats that), not on these.
 
 speed: rounds of whole processes, alternated so a busy machine slows each
 alike: `trackgrade analyze --json` of this tree, the same with
