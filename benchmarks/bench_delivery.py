@@ -98,7 +98,7 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
         spans = {c: encode_spans(windows, c, audio.sample_rate, x.shape[0]) for c, *_ in CODECS}
         covered = {c: round(sum(e - s for (s, e), _ in v) / x.shape[0], 3) for c, v in spans.items()}
         row = {"file": name, "seconds": round(audio.duration_s, 1), "rate": audio.sample_rate,
-               "passages": min(len(v) for v in spans.values()),
+               "spans": {c: len(v) for c, v in spans.items()},
                "true_peak": round(loud.true_peak_dbtp, 2), "covered": covered,
                "cpu_quick_s": round(t_quick, 2), "cpu_whole_s": round(t_whole, 2)}
         for q, w in zip(quick, whole):
@@ -127,15 +127,18 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
 
 
 def table(rows: list[dict]) -> str:
-    """The agreement rows as a Markdown table: passages minus whole track, dB."""
+    """The agreement rows as a Markdown table: passages minus whole track, dB,
+    and the share of the item each codec encodes (1 = the whole track)."""
     from trackgrade.engine.codecs import CODECS
 
     names = [c[0] for c in CODECS]
-    lines = ["| item | s | windows | " + " | ".join(f"{c} whole / passages / diff" for c in names)
-             + " |", "|---|---:|---:|" + "---:|" * len(names)]
+    lines = ["| item | s | share encoded " + "/".join(names) + " | "
+             + " | ".join(f"{c} whole / passages / diff" for c in names) + " |",
+             "|---|---:|---:|" + "---:|" * len(names)]
     for r in rows:
+        share = "/".join(f"{r['covered'][c]:.2f}" for c in names)
         cells = [f"{r[c]['whole']:+.2f} / {r[c]['quick']:+.2f} / {r[c]['diff']:+.2f}" for c in names]
-        lines.append(f"| {r['file']} | {r['seconds']} | {r['passages']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r['file']} | {r['seconds']} | {share} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
