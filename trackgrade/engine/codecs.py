@@ -11,8 +11,9 @@ To stay fast every round trip covers passages (`passages`): the CANDIDATES
 blocks of BLOCK_S where a codec's peak is likeliest, ranked by the block's
 true peak plus SLOPE_WEIGHT times the RMS of its first difference (a codec's
 error grows with the high frequencies it quantizes and lands on the peaks
-already there; the true peak alone ranks the block that holds a whole-track
-encode's peak up to 86th, with the slope 9th at worst). Each block is
+already there; over the `defects` grid the 16 blocks with the highest true
+peak alone missed a whole-track encode's peak by up to 0.32 dB (MP3), 0.44
+(AAC) and 0.29 (Opus), with the slope by 0.14, 0.24, 0.14). Each block is
 encoded with MARGIN_S of context either side (`encode_spans`), its span
 starting on the frame grid of a whole-track encode (FRAME) so both quantize
 it in the same frames, and read with the decoded audio around it as the
@@ -154,8 +155,7 @@ def passages(samples: np.ndarray, rate: int) -> list[tuple[int, int]]:
     their first difference is highest (a codec's error grows with the high
     frequencies it quantizes, and lands on the peaks already there), the
     true peak found among the SHORTLIST blocks with the highest sample peak
-    plus that term; the whole track when it is no longer than the encodes of
-    those blocks together (encode_spans)."""
+    plus that term (encode_spans turns them into what each codec encodes)."""
     samples = samples[:, :2]                     # the channels the codecs encode
     n = samples.shape[0]
     block = max(int(BLOCK_S * rate), 1)
