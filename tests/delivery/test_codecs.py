@@ -1,4 +1,4 @@
-"""delivery.codecs: MP3/AAC/Opus round trips in memory, on the loudest passages."""
+"""delivery.codecs: MP3/AAC/Opus round trips in memory, on the passages where their peaks land."""
 
 import json
 import math
@@ -12,9 +12,8 @@ from scipy.signal import butter, sosfilt
 from tests.delivery.signals import RATE, club_loop, gained, wav_bytes
 from tests.truth import GENERATORS, render_specs
 from trackgrade.engine.codecs import (BLOCK_S, CANDIDATES, CODECS, FRAME, MARGIN_S, PRIMING,
-                                      WHOLE_SHARE,
-                                      CodecPreview, codec_peaks, encode_spans, grid_step,
-                                      passage_peak_dbtp, passages, round_trip)
+                                      WHOLE_SHARE, CodecPreview, codec_peaks, encode_spans,
+                                      grid_step, passage_peak_dbtp, passages, round_trip)
 from trackgrade.engine.decode import decode
 from trackgrade.engine.loudness import measure_loudness, true_peak_dbtp
 from trackgrade.pipeline import analyze
@@ -47,13 +46,14 @@ def test_the_passages_agree_with_a_whole_track_encode_within_half_a_db():
     assert len(windows) == CANDIDATES
     for codec, *_ in CODECS:
         spans = encode_spans(windows, codec, RATE, x.shape[0])
-        assert sum(e - s for (s, e), _ in spans) < 0.75 * x.shape[0]
+        assert sum(e - s for (s, e), _ in spans) < WHOLE_SHARE * x.shape[0]
 
 
 # the items of benchmarks/bench_delivery.py `agreement` that passages missed by
-# more than 0.5 dB (benchmarks/results/ux2.md): the sample-peak window held a
-# lower codec peak than a beat elsewhere (v07 MP3, v10 MP3 and Opus), a slice
-# of the decoded passage overshot on its own step from silence (v21, mono)
+# more than 0.5 dB (benchmarks/results/ux2.md): the loudest and the sample-peak
+# windows held a lower codec peak than a beat elsewhere (v07 MP3 -0.53, v10
+# Opus -0.55), a slice of the decoded passage overshot on its own step from
+# silence (v21, mono: MP3 +0.81)
 MISSED = ("v07_tech_house_121_Gm__tempo_drift", "v10_techno_126_Fm", "v21_hardstyle_146_A__mono")
 
 
