@@ -80,3 +80,35 @@ def half_time_backbeat(bpm: float, mid: np.ndarray, beats_f: np.ndarray, period:
         return False
     ranked = np.sort(on_beat)[::-1]
     return bool(ranked[0] > 0 and ranked[0] >= HALF_ONE_IN_FOUR * ranked[1])
+
+
+# A backbeat at the slow level read at double: slow hip-hop and lofi (65-80
+# BPM) with a snare on 2 and 4 and hats in eighths read at 130-160 show hats
+# on every beat of the reading and nothing between them, and a snare on the
+# beat that skips beats. Dubstep and trap at 140, drum & bass, house and
+# techno put hats (or shakers, rides) between the beats of their own level;
+# IDM breaks at 130 fill the sixteenths (benchmarks/results/hearing.md).
+HALVE_FROM_MIN = 120.0       # a reading at double of 60-80 BPM
+HALVE_TO_MAX = 160.0
+HATS_BETWEEN_MAX = 0.15      # the high band between the beats, against on them
+SNARE_SKIPS_MAX = 0.7        # the weakest beat's snare against the strongest, over 4-beat groups
+
+
+def slow_backbeat(bpm: float, mid: np.ndarray, high: np.ndarray | None, beats_f: np.ndarray,
+                  period: float) -> bool:
+    """Whether the beat is half the reading: hats only on the beats of a
+    120-160 reading (HATS_BETWEEN_MAX), the snare on the beat, and not on
+    every beat alike (SNARE_SKIPS_MAX: a backbeat, not a kick on every beat)."""
+    if not HALVE_FROM_MIN <= bpm <= HALVE_TO_MAX or high is None or len(beats_f) < 8 or period <= 0:
+        return False
+    hats, snare = at_sixteenths(high, beats_f, period), at_sixteenths(mid, beats_f, period)
+    bars = len(snare) // 4
+    if bars < 2:
+        return False
+    hat = hats.mean(axis=0)
+    if hat[0] <= 0 or hat[1:].max() > HATS_BETWEEN_MAX * hat[0]:
+        return False
+    if int(np.argmax(snare.mean(axis=0))) != 0:
+        return False
+    on_beat = snare[:bars * 4, 0].reshape(bars, 4).mean(axis=0)
+    return bool(on_beat.max() > 0 and on_beat.min() <= SNARE_SKIPS_MAX * on_beat.max())
