@@ -7,7 +7,9 @@ grid's phase sits a sixteenth off, on another spot between the beats, the same
 on every beat), which no backbeat at 85 does: it comes every other beat, on
 it. `backbeat_double` reads the snare band (onsets.Onsets.mid, beyond the
 kick band's rise) and the kick band at the four sixteenths of every beat and
-says when the reading moves to twice the tempo.
+says when the reading moves to twice the tempo. The other way, lofi at 70
+read at 140 has its hats (onsets.Onsets.high) on every beat of the reading and
+none between them: `slow_backbeat` says when the reading moves to half.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
 # 2 and 4 are then the slow level's, so half the tempo is about as plausible
 # (CONTRACT.md section 5): the confidence is held at
 # metrical.AMBIGUOUS_CONFIDENCE and the half is among the alternatives. The
-# reading stays (halving it took IDM at 130 to 65, benchmarks/results/genre.md).
+# reading stays (halving it took IDM at 130 to 65, benchmarks/results/genre.md)
+# unless the hats say the slow level is the beat (`slow_backbeat`, below).
 HALF_FROM_MIN = 120.0        # a half-time feel is read at 120 BPM or more
 HALF_ONE_IN_FOUR = 2.0       # the strongest of the four beats' snare over the next strongest
 
