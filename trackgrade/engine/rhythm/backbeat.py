@@ -97,12 +97,12 @@ HATS_BETWEEN_MAX = 0.15      # the high band between the beats, against on them
 SNARE_SKIPS_MAX = 0.7        # the weakest beat's snare against the strongest, over 4-beat groups
 
 
-def slow_backbeat(bpm: float, mid: np.ndarray, high: np.ndarray | None, beats_f: np.ndarray,
+def slow_backbeat(bpm: float, mid: np.ndarray, high: np.ndarray, beats_f: np.ndarray,
                   period: float) -> bool:
     """Whether the beat is half the reading: hats only on the beats of a
     120-160 reading (HATS_BETWEEN_MAX), the snare on the beat, and not on
     every beat alike (SNARE_SKIPS_MAX: a backbeat, not a kick on every beat)."""
-    if not HALVE_FROM_MIN <= bpm <= HALVE_TO_MAX or high is None or len(beats_f) < 8 or period <= 0:
+    if not HALVE_FROM_MIN <= bpm <= HALVE_TO_MAX or len(beats_f) < 8 or period <= 0:
         return False
     hats, snare = at_sixteenths(high, beats_f, period), at_sixteenths(mid, beats_f, period)
     bars = len(snare) // 4

@@ -24,7 +24,7 @@ class Onsets:
     hf_activity: float        # mean flux above 4 kHz, dB/frame: hats, snares, noise
     fps: float                # frames per second
     t0: float                 # time of frame 0's centre
-    high: np.ndarray | None = None   # flux above 4 kHz (hats, shakers), detrended, >= 0
+    high: np.ndarray          # flux above 4 kHz (hats, shakers), detrended, >= 0
 
 
 def band_energies(spec: ShortFrames, n_bands: int = _N_BANDS) -> tuple[np.ndarray, np.ndarray]:
