@@ -7,7 +7,7 @@ Clips: the genre corpus's synthetic drum & bass and downtempo renders, the
 recorded-instrument grooves (tests/groove_specs.py) of drum & bass, hip-hop,
 lofi, trap, reggaeton and dubstep, and the real clips with a tempo truth at
 the drum & bass or hip-hop levels (the breaks at 152-165, madmom's 87.5/175
-sample), and HELD_STYLES' grooves drawn again from another seed (held out:
+sample), and HELD_STYLES' grooves drawn again from other seeds (held out:
 never tuned on). Main's engine is read from `git archive main` in a temporary folder
 and run in a child process on the same files.
 """
@@ -70,22 +70,25 @@ def clips() -> list[tuple[str, str, float]]:
     return out
 
 
-HELD_SEED = 7        # a second draw of tempi, kits, patterns and keys, never tuned on
-HELD_STYLES = ("lofi", "hiphop", "trap", "dubstep", "drum_and_bass", "jazz", "rock", "pop")
+HELD_SEEDS = (7, 11, 13, 17)  # other draws of tempi, kits, patterns and keys (17: never looked at)
+HELD_STYLES = ("lofi", "hiphop", "trap", "dubstep", "drum_and_bass", "jazz", "rock", "pop",
+               "house", "techno", "trance")
 
 
 def held_out() -> list[tuple[str, str, float]]:
-    """The recorded grooves of HELD_STYLES drawn again from HELD_SEED (names
-    ending in _held): the renders the groove rules were not tuned on."""
+    """The recorded grooves of HELD_STYLES drawn again from each of HELD_SEEDS
+    (names ending in _held<seed>): the renders the groove rules were not tuned on."""
     from groove_specs import groove_specs
     from truth import render_recorded
 
-    specs = [s for s in groove_specs(6, seed=HELD_SEED)
-             if s["name"].split("_", 1)[1].rsplit("_", 1)[0] in HELD_STYLES]
-    for s in specs:
-        s["name"] += f"_h{HELD_SEED}"
+    specs = []
+    for seed in HELD_SEEDS:
+        for s in groove_specs(6, seed=seed):
+            if s["name"].split("_", 1)[1].rsplit("_", 1)[0] in HELD_STYLES:
+                specs.append({**s, "name": f"{s['name']}_h{seed}"})
     paths = render_recorded(specs, skip=False)
-    return [(s["name"].replace(f"_h{HELD_SEED}", "_held"), str(p), s["bpm"]) for s, p in zip(specs, paths)]
+    # rendered as rec_<style>_<i>_h<seed>, shown as rec_<style>_<i>_held<seed>
+    return [("_held".join(s["name"].rsplit("_h", 1)), str(p), s["bpm"]) for s, p in zip(specs, paths)]
 
 
 def ok(bpm: float, truth: float, factors=(1.0,)) -> bool:
@@ -108,10 +111,10 @@ def main() -> None:
         alts = ", ".join(f"{x[0]:.1f} {x[1]}" for x in a[2][:2])
         print(f"| {name} | {truth:.1f} | {b[0]:.1f} | {a[0]:.1f} ({a[1]:.2f}; {alts}) |")
     print()
-    groups = [("drum & bass (synthetic and recorded)", lambda n: "drum_and_bass" in n and "held" not in n),
-              ("hip-hop and lofi (recorded)", lambda n: ("hiphop" in n or "lofi" in n) and "held" not in n)]
-    groups += [(f"held-out {style} (recorded, seed {HELD_SEED})",
-                lambda n, style=style: n.startswith(f"rec_{style}_") and n.endswith("_held"))
+    groups = [("drum & bass (synthetic and recorded)", lambda n: "drum_and_bass" in n and "_held" not in n),
+              ("hip-hop and lofi (recorded)", lambda n: ("hiphop" in n or "lofi" in n) and "_held" not in n)]
+    groups += [(f"held-out {style} (recorded, 6 from each seed of {HELD_SEEDS})",
+                lambda n, style=style: n.startswith(f"rec_{style}_") and "_held" in n)
                for style in HELD_STYLES]
     groups += [("all above", lambda n: True)]
     for label, sel in groups:

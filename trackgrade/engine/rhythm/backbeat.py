@@ -88,30 +88,49 @@ def half_time_backbeat(bpm: float, mid: np.ndarray, beats_f: np.ndarray, period:
 # A backbeat at the slow level read at double: slow hip-hop and lofi (65-80
 # BPM) with a snare on 2 and 4 and hats in eighths read at 130-160 show hats
 # on every beat of the reading and nothing between them, and a snare on the
-# beat that skips beats. Dubstep and trap at 140, drum & bass, house and
-# techno put hats (or shakers, rides) between the beats of their own level;
-# IDM breaks at 130 fill the sixteenths (benchmarks/results/hearing.md).
+# beat that skips beats, one beat of four standing out in the snare band (the
+# backbeat) or in the kick band (the slow bar's downbeat). Dubstep and trap at 140, drum & bass, house and techno put
+# hats (or shakers, rides) between the beats of their own level; IDM breaks at
+# 130 fill the sixteenths; swing jazz at 144 walks its bass and feathers its
+# kick on every beat (benchmarks/results/hearing.md).
 HALVE_FROM_MIN = 120.0       # a reading at double of 60-80 BPM
 HALVE_TO_MAX = 160.0
 HATS_BETWEEN_MAX = 0.15      # the high band between the beats, against on them
 SNARE_SKIPS_MAX = 0.7        # the weakest beat's snare against the strongest, over 4-beat groups
+ONE_BEAT_MAX = 0.75          # the second strongest of 4 beats against the strongest: one stands out
 
 
-def slow_backbeat(bpm: float, mid: np.ndarray, high: np.ndarray, beats_f: np.ndarray,
-                  period: float) -> bool:
-    """Whether the beat is half the reading: hats only on the beats of a
-    120-160 reading (HATS_BETWEEN_MAX), the snare on the beat, and not on
-    every beat alike (SNARE_SKIPS_MAX: a backbeat, not a kick on every beat)."""
+def _on_beat(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.ndarray:
+    """(4,) mean onset strength of `env` on each beat of 4-beat groups."""
+    on = at_sixteenths(env, beats_f, period)[:, 0]
+    groups = len(on) // 4
+    return on[:groups * 4].reshape(groups, 4).mean(axis=0)
+
+
+def slow_backbeat(bpm: float, mid: np.ndarray, low: np.ndarray, high: np.ndarray,
+                  beats_f: np.ndarray, period: float) -> tuple[bool, bool]:
+    """(halve, ambiguous): whether the beat is half the reading: hats only on
+    the beats of a 120-160 reading (HATS_BETWEEN_MAX), the snare on the beat
+    and not on every beat alike (SNARE_SKIPS_MAX: a backbeat, not a kick on
+    every beat), and one beat of four standing out in the snare or the kick
+    band (ONE_BEAT_MAX: not a swing ride, walking bass and feathered kick).
+    Ambiguous when the kick does not mark the slow bar: the snare alone also
+    fits swing jazz at 140 whose ride shows no eighths (results/hearing.md)."""
+    no = (False, False)
     if not HALVE_FROM_MIN <= bpm <= HALVE_TO_MAX or len(beats_f) < 8 or period <= 0:
-        return False
+        return no
     hats, snare = at_sixteenths(high, beats_f, period), at_sixteenths(mid, beats_f, period)
-    bars = len(snare) // 4
-    if bars < 2:
-        return False
+    if len(snare) < 8:
+        return no
     hat = hats.mean(axis=0)
     if hat[0] <= 0 or hat[1:].max() > HATS_BETWEEN_MAX * hat[0]:
-        return False
+        return no
     if int(np.argmax(snare.mean(axis=0))) != 0:
-        return False
-    on_beat = snare[:bars * 4, 0].reshape(bars, 4).mean(axis=0)
-    return bool(on_beat.max() > 0 and on_beat.min() <= SNARE_SKIPS_MAX * on_beat.max())
+        return no
+    backbeat, kick = np.sort(_on_beat(mid, beats_f, period)), np.sort(_on_beat(low, beats_f, period))
+    if not (backbeat[-1] > 0 and backbeat[0] <= SNARE_SKIPS_MAX * backbeat[-1]):
+        return no
+    downbeat = bool(kick[-1] > 0 and kick[-2] <= ONE_BEAT_MAX * kick[-1])
+    if downbeat or backbeat[-2] <= ONE_BEAT_MAX * backbeat[-1]:
+        return True, not downbeat
+    return no

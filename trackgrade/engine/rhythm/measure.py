@@ -35,7 +35,8 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     if doubled:   # the backbeat on 2 and 4 of the fast level (engine/rhythm/backbeat.py)
         est = replace(est, bpm=2.0 * est.bpm)
         beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
-    halved = not doubled and slow_backbeat(est.bpm, on.mid, on.high, beats_f, period_f)
+    halved, half_unsure = (False, False) if doubled else slow_backbeat(est.bpm, on.mid, on.low, on.high,
+                                                                       beats_f, period_f)
     if halved:    # the backbeat on 2 and 4 of the slow level (engine/rhythm/backbeat.py)
         est = replace(est, bpm=0.5 * est.bpm)
         beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
@@ -74,14 +75,15 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     salient = bool(confidence >= 0.35 and sal_full >= 0.12 and onset_rate >= 1.0 and percussive >= 0.5)
     if not salient:
         confidence = min(confidence, 0.2)
-    ambiguous = salient and (half_time or beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION)
+    ambiguous = salient and (half_time or half_unsure
+                             or beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION)
     if ambiguous:
         confidence = min(confidence, AMBIGUOUS_CONFIDENCE)
     alternatives = tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s)
-    if ambiguous or doubled:
-        alternatives = with_relation(alternatives, bpm, confidence, "half")
-    elif halved:
+    if halved:
         alternatives = with_relation(alternatives, bpm, confidence, "double")
+    elif ambiguous or doubled:
+        alternatives = with_relation(alternatives, bpm, confidence, "half")
     regularity = beat_regularity(combined, beats_f, period_f)
     if not salient:
         regularity *= 0.5
