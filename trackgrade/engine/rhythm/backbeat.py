@@ -89,10 +89,11 @@ def half_time_backbeat(bpm: float, mid: np.ndarray, beats_f: np.ndarray, period:
 # BPM) with a snare on 2 and 4 and hats in eighths read at 130-160 show hats
 # on every beat of the reading and nothing between them, and a snare on the
 # beat that skips beats, one beat of four standing out in the snare band (the
-# backbeat) or in the kick band (the slow bar's downbeat). Dubstep and trap at 140, drum & bass, house and techno put
-# hats (or shakers, rides) between the beats of their own level; IDM breaks at
-# 130 fill the sixteenths; swing jazz at 144 walks its bass and feathers its
-# kick on every beat (benchmarks/results/hearing.md).
+# backbeat) or in the kick band (the slow bar's downbeat). Dubstep and trap
+# at 140, drum & bass, house and techno put hats (or shakers, rides) between
+# the beats of their own level; IDM breaks at 130 fill the sixteenths; swing
+# jazz at 144 walks its bass and feathers its kick on every beat, so a halving
+# its snare comping allows is held ambiguous (benchmarks/results/hearing.md).
 HALVE_FROM_MIN = 120.0       # a reading at double of 60-80 BPM
 HALVE_TO_MAX = 160.0
 HATS_BETWEEN_MAX = 0.15      # the high band between the beats, against on them
