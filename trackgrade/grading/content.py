@@ -3,7 +3,8 @@ kinds, the inputs the decision reads and the decision itself.
 
 The engine measures the cues (engine/content.py: how the level moves, how
 many registers play at once, how much of the power sits in partials of notes,
-the low register's share); `INPUTS` turns them, with the length and the
+the low register's share; engine/voicing.py: how many notes sound at once,
+one voice or several, in which register, how the pitch moves); `INPUTS` turns them, with the length and the
 pulse, into one vector, and a multinomial logistic model
 (`content_model.json`, fitted by benchmarks/content/fit.py on recorded-
 instrument renders and part of the real clips, whole sources held out) gives
@@ -71,6 +72,12 @@ def inputs(f: Features) -> dict[str, float]:
         "log_duration": math.log(max(f.duration_s, 0.5)),
         "onset_rate": min(r.onset_rate, 20.0), "beat_strength": r.beat_strength,
         "tempo_salient": float(r.tempo_salient),
+        # how many notes at once, and where (engine/voicing.py)
+        "monophony": c.monophony, "voices": c.voices, "pitch_midi": c.pitch_midi,
+        "pitch_moves": c.pitch_moves, "semitone_peaks": c.semitone_peaks,
+        "register_midi": c.register_midi, "bass_register": c.bass_register,
+        "chroma_flux": c.chroma_flux, "chroma_spread": c.chroma_spread,
+        "octave_spread": c.octave_spread,
     }
 
 
