@@ -33,12 +33,10 @@ Every function is pure: arrays in, numbers out.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from trackgrade.engine.frames import Spectrogram
-from trackgrade.engine.semitones import MIDI_RANGE, semitone_magnitude
+from trackgrade.engine.semitones import MIDI_RANGE, semitone_weights
 
 SERIES_FRAME_S = 0.186         # short frame (8192 samples at 44.1 kHz)
 SERIES_FRAMES = 96             # at most this many, evenly spaced
@@ -146,6 +144,26 @@ def _effective_number(shares: np.ndarray) -> np.ndarray:
     return np.exp(-(np.where(shares > 0, shares * logs, 0.0)).sum(axis=1))
 
 
+def semitone_power(spec: Spectrogram, rows: np.ndarray) -> np.ndarray:
+    """(len(rows), semitones B0..B7) power of those frames on the A440 semitone
+    grid: `semitones.semitone_magnitude` squared, each bin shared between its
+    two nearest semitones the same way, summed with one bincount instead of
+    its dense matrix product (a few frames: no BLAS threads to wake)."""
+    lo, hi = MIDI_RANGE
+    _, first, last = semitone_weights(spec.n_fft, spec.sample_rate, 0)
+    pos = 69 + 12 * np.log2(spec.freqs[first:last] / 440.0) - lo
+    below = np.floor(pos).astype(np.intp)
+    frac = pos - below
+    index = np.concatenate([below, below + 1])
+    weight = np.concatenate([1 - frac, frac])
+    inside = (index >= 0) & (index < hi - lo)
+    index, weight = index[inside], weight[inside]
+    bins = np.concatenate([np.arange(first, last)] * 2)[inside]
+    values = spec.power[rows][:, bins].astype(np.float64) * weight
+    flat = (np.arange(len(rows))[:, None] * (hi - lo) + index).ravel()
+    return np.bincount(flat, weights=values.ravel(), minlength=len(rows) * (hi - lo)).reshape(len(rows), hi - lo)
+
+
 def semitone_cues(spec: Spectrogram) -> dict[str, float]:
     """`semitone_peaks`, `register_midi`, `bass_register`, `chroma_flux`,
     `chroma_spread`, `octave_spread` (module doc)."""
@@ -155,7 +173,7 @@ def semitone_cues(spec: Spectrogram) -> dict[str, float]:
     if n == 0:
         return empty
     rows = np.unique(np.linspace(0, n - 1, min(n, SEMITONE_FRAMES)).round().astype(int))
-    power = semitone_magnitude(replace(spec, power=spec.power[rows], tail_share=0.0), 0.0) ** 2
+    power = semitone_power(spec, rows)
     total = power.sum(axis=1)
     if total.max() <= 0:
         return empty
