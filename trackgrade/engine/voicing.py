@@ -68,9 +68,9 @@ def frame_peaks(power: np.ndarray, freqs: np.ndarray) -> tuple[np.ndarray, np.nd
     return freqs[idx], power[idx]
 
 
-def series_members(peak_hz: np.ndarray, f0: float) -> np.ndarray:
-    """Which peaks lie on the harmonic series of `f0`."""
-    ratio = peak_hz / f0
+def series_members(peak_hz: np.ndarray, f0: np.ndarray) -> np.ndarray:
+    """(len(f0), peaks): which peaks lie on the harmonic series of each `f0`."""
+    ratio = peak_hz[None, :] / np.asarray(f0, dtype=np.float64)[:, None]
     h = np.round(ratio)
     near = np.abs(1200 * np.log2(np.maximum(ratio, 1e-9) / np.maximum(h, 1))) < SERIES_CENTS
     return (h >= 1) & (h <= SERIES_HARMONICS) & near
@@ -84,19 +84,19 @@ def explain(peak_hz: np.ndarray, peak_power: np.ndarray) -> tuple[float, int, fl
     explained, voices, first_share, first_f0 = 0.0, 0, 0.0, 0.0
     while voices < MAX_VOICES and explained < SERIES_EXPLAINED * total and left.any():
         strongest = peak_hz[left][np.argsort(-peak_power[left])[:SERIES_CANDIDATES]]
-        best, best_f0, best_members = 0.0, 0.0, None
-        for f0 in np.concatenate([strongest / k for k in (1, 2, 3)]):
-            if f0 < MIN_F0_HZ:
-                continue
-            members = series_members(peak_hz, f0) & left
-            power = float(peak_power[members].sum())
+        f0s = np.concatenate([strongest / k for k in (1, 2, 3)])
+        f0s = f0s[f0s >= MIN_F0_HZ]
+        members = series_members(peak_hz, f0s) & left if f0s.size else np.zeros((0, left.size), bool)
+        powers = members.astype(np.float64) @ peak_power.astype(np.float64)
+        best, pick = 0.0, -1
+        for i, power in enumerate(powers.tolist()):     # the first clearly strongest
             if power > best * 1.0001:
-                best, best_f0, best_members = power, float(f0), members
-        if best_members is None:
+                best, pick = power, i
+        if pick < 0:
             break
         if voices == 0:
-            first_share, first_f0 = best / total, best_f0
-        left &= ~best_members
+            first_share, first_f0 = best / total, float(f0s[pick])
+        left &= ~members[pick]
         explained += best
         voices += 1
     return first_share, voices, first_f0
@@ -109,9 +109,12 @@ def series_cues(samples: np.ndarray, sample_rate: int) -> dict[str, float]:
     starts = np.unique(np.linspace(0, max(length - n, 0),
                                    min(SERIES_FRAMES, max(length - n, 0) // (n // 4) + 1)).astype(int))
     frames = np.zeros((starts.size, n))
+    channels = samples.reshape(length, -1)
     for i, s in enumerate(starts):          # only the frames read are mixed to mono
-        piece = samples[s:s + n]
-        frames[i, :piece.shape[0]] = piece.mean(axis=1) if piece.ndim == 2 else piece
+        piece = channels[s:s + n]
+        for c in range(piece.shape[1]):     # channel by channel: a strided mean is slow
+            frames[i, :piece.shape[0]] += piece[:, c]
+        frames[i] /= piece.shape[1]
     frames *= np.hanning(n)
     freqs = np.fft.rfftfreq(n, 1.0 / sample_rate)
     lo, hi = np.searchsorted(freqs, [SERIES_LOW_HZ, SERIES_HIGH_HZ])
