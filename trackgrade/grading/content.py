@@ -4,11 +4,11 @@ kinds, the inputs the decision reads and the decision itself.
 The engine measures the cues (engine/content.py: how the level moves, how
 many registers play at once, how much of the power sits in partials of notes,
 the low register's share; engine/voicing.py: how many notes sound at once,
-one voice or several, in which register, how the pitch moves); `INPUTS` turns them, with the length and the
-pulse, into one vector, and a multinomial logistic model
-(`content_model.json`, fitted by benchmarks/content/fit.py on recorded-
-instrument renders and part of the real clips, whole sources held out) gives
-each kind a probability. Its temperature is fitted on the calibration
+one voice or several, in which register, how the pitch moves); `inputs`
+turns them, with the length and the pulse, into one vector, and a
+multinomial logistic model (`content_model.json`, fitted by
+benchmarks/content/fit.py on recorded-instrument renders and part of the
+real clips, whole sources held out) gives each kind a probability. Its temperature is fitted on the calibration
 sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
