@@ -145,7 +145,7 @@ def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Fe
     spectrum = measure_spectrum(long)
     mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long, samples)
-    content = measure_content(short, long, spectrum.bands_pct)
+    content = measure_content(short, long, spectrum.bands_pct, samples)
     del long
     watch.lap("spectrum_tonal")
     structure = measure_structure(short, duration, beat_times=rhythm.beat_times,
