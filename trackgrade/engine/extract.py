@@ -92,7 +92,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
     single-threaded FFTs): for callers that run one analysis per core
     themselves, such as `trackgrade batch`'s worker processes. The results
     are the same either way. `codec_preview` adds the true peak after an
-    MP3, AAC and Opus round trip of the loudest passages (engine.codecs,
+    MP3, AAC and Opus round trip of the passages where a codec peaks (engine.codecs,
     loaded only then), started once the loudness is known so that the codecs
     run beside the rest of the analysis (on one thread when not `parallel`);
     `codec_progress(done, total)` follows its passages."""
