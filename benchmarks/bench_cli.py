@@ -3,9 +3,11 @@ with the peers run as whole processes in the same rounds.
 
     python benchmarks/bench_cli.py                 # 5-minute track + demo, 7 rounds
     python benchmarks/bench_cli.py --rounds 11 --no-librosa
+    python benchmarks/bench_cli.py --no-librosa --base /tmp/main-tree   # before/after, same rounds
 
 Each round runs, one after the other (alternated, so a busy machine slows
-every contender alike): `python -m trackgrade analyze FILE --json > out.json`,
+every contender alike; each round starts with the next contender, so none
+always follows the same process): `python -m trackgrade analyze FILE --json > out.json`,
 then the Essentia pipeline of bench_engine.py (AudioLoader + LoudnessEBUR128 +
 RhythmExtractor2013 multifeature + KeyExtractor edma) as a fresh
 `python` process that writes its JSON, then librosa's (load + beat_track +
@@ -41,14 +43,22 @@ Path(sys.argv[2]).write_text(json.dumps(result, default=float))
 """
 
 
-def _env() -> dict:
+BASE: Path | None = None      # --base: another checkout of trackgrade, run as a contender too
+
+
+def _env(root: Path = ROOT) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # the warm-up round writes the bytecode caches an installed package has
+    # (pip compiles them); a machine that sets PYTHONDONTWRITEBYTECODE (this
+    # one does) otherwise has every round compile trackgrade from source
+    # (~0.2-0.3 s of CPU) while the peers' installed caches are used
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
 
 def command(who: str, track: Path, out: Path) -> list[str]:
-    if who == "trackgrade":
+    if who in ("trackgrade", "base"):
         return [sys.executable, "-m", "trackgrade", "analyze", str(track), "--json"]
     fn = {"essentia": "essentia_pipeline", "librosa": "librosa_pipeline"}[who]
     code = PEER.format(bench=str(ROOT / "benchmarks"), fn=fn)
@@ -62,7 +72,8 @@ def run_once(who: str, track: Path, workdir: Path) -> tuple[float, float]:
     cmd = command(who, track, out)
     with open(out, "wb") as sink, open(workdir / "stderr.txt", "wb") as err:
         t0 = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=sink, stderr=err, env=_env(), cwd=workdir)
+        child = subprocess.Popen(cmd, stdout=sink, stderr=err, cwd=workdir,
+                                 env=_env(BASE if who == "base" else ROOT))
         _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
@@ -81,11 +92,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-librosa", action="store_true")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--base", type=Path,
+                        help="another checkout (e.g. `git archive main | tar -x -C DIR`), run as "
+                             "'base' in the same rounds: before against after")
     args = parser.parse_args()
+    global BASE
+    BASE = args.base.resolve() if args.base else None
     from truth import render_grid
     speed_dir, speed_tracks = render_grid("speed")
     tracks = {"5min": speed_dir / speed_tracks[0]["file"], "demo": ROOT / "fixtures" / "demo.mp3"}
-    who = ["trackgrade"] + ([] if args.no_peers else ["essentia"] + ([] if args.no_librosa else ["librosa"]))
+    who = (["trackgrade"] + (["base"] if BASE else [])
+           + ([] if args.no_peers else ["essentia"] + ([] if args.no_librosa else ["librosa"])))
     times: dict = {t: {w: [] for w in who} for t in tracks}
     cpu: dict = {t: {w: [] for w in who} for t in tracks}
     load_before = load_average()
@@ -95,13 +112,17 @@ def main() -> None:
             for w in who:
                 run_once(w, track, workdir)
         for r in range(args.rounds):
+            # each round starts with the next contender: none always follows the
+            # same process (one that follows Essentia's pays for the memory it left)
+            order = who[r % len(who):] + who[:r % len(who)]
             for name, track in tracks.items():
-                for w in who:
+                for w in order:
                     wall, used = run_once(w, track, workdir)
                     times[name][w].append(wall)
                     cpu[name][w].append(used)
             print(f"round {r + 1}: " + "  ".join(
-                f"{n}/{w} {times[n][w][-1]:.2f}s" for n in tracks for w in who), flush=True)
+                f"{n}/{w} {times[n][w][-1]:.2f}s ({cpu[n][w][-1]:.2f})" for n in tracks for w in who),
+                flush=True)
     load_after = load_average()
     report = {"rounds": args.rounds, "load_before": load_before, "load_after": load_after,
               "cpus": os.cpu_count(), "tracks": {}}

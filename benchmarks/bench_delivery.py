@@ -9,10 +9,11 @@ agreement: every original real clip of ../shared/truth/real (edge cases left
 out; --stride/--offset/--limit take a share), every track of the synthetic
 `visible` grid (--grids) and the 5-minute `speed` track, each raised so its
 sample peak sits at -0.1 dBFS (a master as hot as they come): the true peak
-after MP3 320, AAC 256 and Opus 160 measured on the loudest passages (what
+after MP3 320, AAC 256 and Opus 160 measured on the passages (what
 `--codec-preview` does) against an encode of the whole track, per codec: the
-largest difference, how many items agree within 0.5 dB, the table. Nothing
-was fitted to these files (the passage rule was set before they were run).
+largest difference, how many items agree within 0.5 dB, the share of each
+item each codec encodes, the table. The passage rule was chosen on the
+`defects` grid (`--grids defects` repeats that), not on these.
 
 speed: rounds of whole processes, alternated so a busy machine slows each
 alike: `trackgrade analyze --json` of this tree, the same with
@@ -64,7 +65,7 @@ def hot(samples: np.ndarray) -> np.ndarray:
 
 def agreement(limit: int | None, stride: int = 1, offset: int = 0,
               grids: tuple[str, ...] = ("visible",)) -> None:
-    from trackgrade.engine.codecs import CODECS, codec_peaks, passages
+    from trackgrade.engine.codecs import CODECS, codec_peaks, encode_spans, passages
     from trackgrade.engine.decode import decode
     from trackgrade.engine.loudness import measure_loudness
     from trackgrade.errors import TrackgradeError
@@ -86,17 +87,19 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
             skipped.append(f"{name}: {exc.message}")
             continue
         x = hot(audio.samples)
-        loud = measure_loudness(x, audio.sample_rate)
+        loud = measure_loudness(x, audio.sample_rate)          # the original true peak
         t0 = time.process_time()
-        quick = codec_peaks(x, audio.sample_rate, loud)
+        quick = codec_peaks(x, audio.sample_rate)
         t_quick = time.process_time() - t0
         t0 = time.process_time()
-        whole = codec_peaks(x, audio.sample_rate, loud, whole_track=True)
+        whole = codec_peaks(x, audio.sample_rate, whole_track=True)
         t_whole = time.process_time() - t0
-        covered = sum(e - s for s, e in passages(x, audio.sample_rate, loud)) / x.shape[0]
+        windows = passages(x, audio.sample_rate)
+        spans = {c: encode_spans(windows, c, audio.sample_rate, x.shape[0]) for c, *_ in CODECS}
+        covered = {c: round(sum(e - s for (s, e), _ in v) / x.shape[0], 3) for c, v in spans.items()}
         row = {"file": name, "seconds": round(audio.duration_s, 1), "rate": audio.sample_rate,
-               "passages": len(passages(x, audio.sample_rate, loud)),
-               "true_peak": round(loud.true_peak_dbtp, 2), "covered": round(covered, 3),
+               "spans": {c: len(v) for c, v in spans.items()},
+               "true_peak": round(loud.true_peak_dbtp, 2), "covered": covered,
                "cpu_quick_s": round(t_quick, 2), "cpu_whole_s": round(t_whole, 2)}
         for q, w in zip(quick, whole):
             row[q.codec] = {"quick": round(q.true_peak_dbtp, 2), "whole": round(w.true_peak_dbtp, 2),
@@ -114,7 +117,7 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
                           "max_rise_db": round(max(rises), 2)}
     summary["cpu_quick_s_median"] = statistics.median(r["cpu_quick_s"] for r in rows)
     summary["cpu_whole_s_median"] = statistics.median(r["cpu_whole_s"] for r in rows)
-    summary["items_encoded_in_passages"] = sum(r["passages"] > 1 for r in rows)
+    summary["items_encoded_in_passages"] = sum(min(r["covered"].values()) < 1 for r in rows)
     print(json.dumps(summary, indent=1))
     print(table(rows))
     out = ROOT / "benchmarks" / "out"
@@ -124,15 +127,18 @@ def agreement(limit: int | None, stride: int = 1, offset: int = 0,
 
 
 def table(rows: list[dict]) -> str:
-    """The agreement rows as a Markdown table: passages minus whole track, dB."""
+    """The agreement rows as a Markdown table: passages minus whole track, dB,
+    and the share of the item each codec encodes (1 = the whole track)."""
     from trackgrade.engine.codecs import CODECS
 
     names = [c[0] for c in CODECS]
-    lines = ["| item | s | windows | " + " | ".join(f"{c} whole / passages / diff" for c in names)
-             + " |", "|---|---:|---:|" + "---:|" * len(names)]
+    lines = ["| item | s | share encoded " + "/".join(names) + " | "
+             + " | ".join(f"{c} whole / passages / diff" for c in names) + " |",
+             "|---|---:|---:|" + "---:|" * len(names)]
     for r in rows:
+        share = "/".join(f"{r['covered'][c]:.2f}" for c in names)
         cells = [f"{r[c]['whole']:+.2f} / {r[c]['quick']:+.2f} / {r[c]['diff']:+.2f}" for c in names]
-        lines.append(f"| {r['file']} | {r['seconds']} | {r['passages']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {r['file']} | {r['seconds']} | {share} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -24,12 +24,18 @@ scored on the tonic), per kind of part and with/without drums, on
   share given key=None;
 * with --visible, the synthetic `visible` grid too.
 
-librosa and essentia are the `bench` extra (benchmark-only).
+librosa and essentia are the `bench` extra (benchmark-only). On a busy
+machine the peers take most of a run (~1-6 s per item against trackgrade's
+~0.05 s): their answers are kept in PEER_CACHE (under TRACKGRADE_CACHE),
+keyed by a hash of the decoded samples, the method and the peer's version,
+so a peer is rerun whenever the audio or the peer changes (--fresh-peers:
+rerun them all).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -44,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import key_material  # noqa: E402
-from truth import real_manifest, render_grid, render_recorded  # noqa: E402
+from truth import CACHE, real_manifest, render_grid, render_recorded  # noqa: E402
 
 from trackgrade.engine.frames import long_spectrum  # noqa: E402
 from trackgrade.engine.spectrum import measure_spectrum  # noqa: E402
@@ -66,6 +72,8 @@ REAL_KINDS = {
     "sonicpi__bass_voxy_c": ("wobble", False),
 }
 METHODS = ("trackgrade", "essentia", "textbook")
+PEERS = ("essentia", "textbook")
+PEER_CACHE = CACHE / "key_peers.json"
 ENHARMONIC = {"Db": "C#", "D#": "Eb", "Gb": "F#", "G#": "Ab", "A#": "Bb"}
 # Krumhansl & Kessler (1982) probe-tone profiles, tonic first
 KS_MAJOR = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
@@ -144,9 +152,53 @@ def trackgrade_key(x: np.ndarray, sr: int):
     return (k.tonic, k.scale) if k else (None, None)
 
 
+def peer_version(method: str) -> str:
+    """The installed version of the peer's package ("absent" without it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version({"essentia": "essentia", "textbook": "librosa"}[method])
+    except PackageNotFoundError:
+        return "absent"
+
+
+class PeerAnswers:
+    """The peers' answers by (method, peer version, sha1 of the samples and rate)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.answers = json.loads(path.read_text()) if path and path.is_file() else {}
+        self.dirty = 0
+
+    def key(self, method: str, x: np.ndarray, sr: int) -> str:
+        digest = hashlib.sha1(np.ascontiguousarray(x, np.float32).tobytes())
+        digest.update(str(sr).encode())
+        return f"{method} {peer_version(method)} {digest.hexdigest()}"
+
+    def get(self, method: str, x: np.ndarray, sr: int, compute):
+        if self.path is None:
+            return compute()
+        k = self.key(method, x, sr)
+        if k not in self.answers:
+            self.answers[k] = list(compute())
+            self.dirty += 1
+            if self.dirty % 20 == 0:
+                self.save()
+        return tuple(self.answers[k])
+
+    def save(self) -> None:
+        if self.path is not None and self.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.answers))
+
+
+PEER_ANSWERS = PeerAnswers(None)
+
+
 def run_methods(x: np.ndarray, sr: int, methods=METHODS) -> dict:
     fns = {"trackgrade": trackgrade_key, "essentia": essentia_key, "textbook": textbook_key}
-    return {m: fns[m](x, sr) for m in methods}
+    return {m: (PEER_ANSWERS.get(m, x, sr, lambda m=m: fns[m](x, sr)) if m in PEERS else fns[m](x, sr))
+            for m in methods}
 
 
 def table(rows: list[dict], title: str) -> dict:
@@ -254,8 +306,12 @@ def main() -> None:
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--visible", action="store_true", help="also the synthetic visible grid")
     ap.add_argument("--json", type=Path, help="also write the report as JSON here")
+    ap.add_argument("--fresh-peers", action="store_true",
+                    help="rerun the peers on every item (default: reuse their answers on the same audio)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    global PEER_ANSWERS
+    PEER_ANSWERS = PeerAnswers(None if args.fresh_peers else PEER_CACHE)
     report = {}
     if not args.no_real:
         rows, atonal = eval_real(args.verbose)
@@ -270,6 +326,7 @@ def main() -> None:
     if args.visible:
         rows = eval_visible(args.verbose)
         report["visible"] = table(rows, f"synthetic visible grid ({len(rows)})")
+    PEER_ANSWERS.save()
     report["synthetic_atonal"] = eval_synthetic_atonal()
     print("synthetic atonal given no key:", report["synthetic_atonal"])
     if not args.no_speed:

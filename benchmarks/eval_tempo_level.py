@@ -7,7 +7,8 @@ Clips: the genre corpus's synthetic drum & bass and downtempo renders, the
 recorded-instrument grooves (tests/groove_specs.py) of drum & bass, hip-hop,
 lofi, trap, reggaeton and dubstep, and the real clips with a tempo truth at
 the drum & bass or hip-hop levels (the breaks at 152-165, madmom's 87.5/175
-sample). Main's engine is read from `git archive main` in a temporary folder
+sample), and HELD_STYLES' grooves drawn again from other seeds (held out:
+never tuned on). Main's engine is read from `git archive main` in a temporary folder
 and run in a child process on the same files.
 """
 
@@ -59,6 +60,7 @@ def clips() -> list[tuple[str, str, float]]:
     out = [(n, p, truth[n]) for n, p, _ in out]
     out += [(i["name"], i["path"], i["bpm"]) for i in groove_items(6)
             if i["style"] in ("drum_and_bass", "hiphop", "lofi", "trap", "reggaeton", "dubstep")]
+    out += held_out()
     from truth import real_manifest
     bpm = {r["path"]: r["bpm_truth"] for r in real_manifest()}
     for i in real_items():
@@ -66,6 +68,27 @@ def clips() -> list[tuple[str, str, float]]:
         if b and ("breaks1" in i["name"] or "madmom" in i["name"] or "amen" in i["name"]):
             out.append((i["name"], i["path"], float(b)))
     return out
+
+
+HELD_SEEDS = (7, 11, 13, 17)  # other draws of tempi, kits, patterns and keys (17: never looked at)
+HELD_STYLES = ("lofi", "hiphop", "trap", "dubstep", "drum_and_bass", "jazz", "rock", "pop",
+               "house", "techno", "trance")
+
+
+def held_out() -> list[tuple[str, str, float]]:
+    """The recorded grooves of HELD_STYLES drawn again from each of HELD_SEEDS
+    (names ending in _held<seed>): the renders the groove rules were not tuned on."""
+    from groove_specs import groove_specs
+    from truth import render_recorded
+
+    specs = []
+    for seed in HELD_SEEDS:
+        for s in groove_specs(6, seed=seed):
+            if s["name"].split("_", 1)[1].rsplit("_", 1)[0] in HELD_STYLES:
+                specs.append({**s, "name": f"{s['name']}_h{seed}"})
+    paths = render_recorded(specs, skip=False)
+    # rendered as rec_<style>_<i>_h<seed>, shown as rec_<style>_<i>_held<seed>
+    return [("_held".join(s["name"].rsplit("_h", 1)), str(p), s["bpm"]) for s, p in zip(specs, paths)]
 
 
 def ok(bpm: float, truth: float, factors=(1.0,)) -> bool:
@@ -88,9 +111,13 @@ def main() -> None:
         alts = ", ".join(f"{x[0]:.1f} {x[1]}" for x in a[2][:2])
         print(f"| {name} | {truth:.1f} | {b[0]:.1f} | {a[0]:.1f} ({a[1]:.2f}; {alts}) |")
     print()
-    for label, sel in (("drum & bass (synthetic and recorded)", lambda n: "drum_and_bass" in n),
-                       ("hip-hop and lofi (recorded)", lambda n: "hiphop" in n or "lofi" in n),
-                       ("all above", lambda n: True)):
+    groups = [("drum & bass (synthetic and recorded)", lambda n: "drum_and_bass" in n and "_held" not in n),
+              ("hip-hop and lofi (recorded)", lambda n: ("hiphop" in n or "lofi" in n) and "_held" not in n)]
+    groups += [(f"held-out {style} (recorded, 6 from each seed of {HELD_SEEDS})",
+                lambda n, style=style: n.startswith(f"rec_{style}_") and "_held" in n)
+               for style in HELD_STYLES]
+    groups += [("all above", lambda n: True)]
+    for label, sel in groups:
         rows = [(n, p, t) for n, p, t in items if sel(n)]
         for which, res in (("before", before), ("after", after)):
             a1 = sum(ok(res[p][0], t) for _, p, t in rows)

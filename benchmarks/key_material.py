@@ -39,6 +39,7 @@ PROGRESSIONS = {
     },
 }
 HELD_PROGRESSIONS = ("i-VII-VI-VII", "i-VI-iv-v", "I-vi-IV-V")
+ROUNDS = 3                    # passes over the 24 keys x 7 kinds (>= 12 held items per cell)
 
 # GM programs (FluidR3 GM) per role; HELD_PROGRAMS never appear in the fit split
 PROGRAMS = {
@@ -157,17 +158,20 @@ def _wobble_notes(tonic: int, chords, moving: bool) -> list[list]:
 
 
 def items(split: str | None = None) -> list[dict]:
-    """Every item (or those of one split), deterministic."""
+    """Every item (or those of one split), deterministic: ROUNDS passes over
+    the 24 keys x 7 kinds, each round with other instruments, progressions,
+    tempi and drum choices (round 0 is the original 168; later rounds' names
+    end in _r1, _r2...)."""
     out = []
-    for k in range(24):
+    for r, k in ((r, k) for r in range(ROUNDS) for k in range(24)):
         tonic, scale = k % 12, SCALES[k // 12]
         progs = list(PROGRESSIONS[scale].items())
         for kind_i, kind in enumerate(("bass", "chords", "pad", "melody", "guitar", "wobble", "mix")):
-            n = k + 3 * kind_i
+            n = k + 3 * kind_i + 5 * r
             prog_name, chords = progs[n % len(progs)]
-            drums = (k + kind_i) % 2 == 0
+            drums = (k + kind_i + r) % 2 == 0
             programs = PROGRAMS.get(kind, PROGRAMS["chords"])
-            program = programs[(k // 2 + kind_i) % len(programs)]
+            program = programs[(k // 2 + kind_i + 2 * r) % len(programs)]
             bpm = (90.0, 100.0, 120.0, 128.0, 140.0, 174.0)[n % 6]
             tracks, name_bits, used = [], [kind], [program]
             if kind == "bass":
@@ -195,22 +199,23 @@ def items(split: str | None = None) -> list[dict]:
                 if not moving:
                     prog_name = ""
             else:                                        # mix: bass + chords + melody
-                bass_p = PROGRAMS["bass"][k % len(PROGRAMS["bass"])]
-                lead_p = PROGRAMS["melody"][(k // 3) % len(PROGRAMS["melody"])]
+                bass_p = PROGRAMS["bass"][(k + r) % len(PROGRAMS["bass"])]
+                lead_p = PROGRAMS["melody"][(k // 3 + 2 * r) % len(PROGRAMS["melody"])]
                 used = [program, bass_p, lead_p]
                 tracks += [{"type": "notes", "program": bass_p,
                             "notes": _bass_notes(tonic, chords, n % 2 == 0), "gain_db": -1.0},
                            {"type": "notes", "program": program,
                             "notes": _chord_notes(tonic, chords, "stabs"), "gain_db": -4.0},
                            {"type": "notes", "program": lead_p,
-                            "notes": _melody_notes(tonic, scale, RIFFS[k % len(RIFFS)]),
+                            "notes": _melody_notes(tonic, scale, RIFFS[(k + r) % len(RIFFS)]),
                             "gain_db": -3.0}]
             if drums:
                 tracks.append(_drums(KITS[n % len(KITS)], 32, n))
             name = "_".join(bit for bit in (*name_bits, TONICS[tonic], scale, prog_name,
-                                            str(program), "d" if drums else "") if bit)
+                                            str(program), "d" if drums else "",
+                                            f"r{r}" if r else "") if bit)
             held = prog_name in HELD_PROGRESSIONS or any(p in HELD_PROGRAMS for p in used)
-            item = {"spec": {"name": name, "sr": 44100, "bpm": bpm, "beats": 32, "seed": k,
+            item = {"spec": {"name": name, "sr": 44100, "bpm": bpm, "beats": 32, "seed": k + 24 * r,
                              "tracks": tracks},
                     "tonic": TONICS[tonic], "scale": scale, "kind": kind, "drums": drums,
                     "split": "held" if held else "fit"}

@@ -35,9 +35,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Iterator
 
-# native thread pools a worker could start (read when a library loads them)
-THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+from trackgrade.native_threads import THREAD_ENV_VARS
+
 PARENT_POLL_S = 0.5            # how often a worker checks that its parent is alive
 UNIX_PATH_MAX = 107            # bytes of a Unix socket's path (sun_path, less its NUL)
 FORKSERVER_SOCKET = len("/listener-") + 8     # the name multiprocessing gives its socket

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import time
 from datetime import timezone
-from email.utils import parsedate_to_datetime
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -25,6 +24,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         pass
     else:
         return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    from email.utils import parsedate_to_datetime   # an HTTP date: rare (every CLI run imports this)
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):

@@ -61,7 +61,7 @@ def real_files() -> list[dict]:
 
 def _engine_digest() -> str:
     h = hashlib.sha256()
-    for rel in ("trackgrade/engine/content.py",):
+    for rel in ("trackgrade/engine/content.py", "trackgrade/engine/voicing.py"):
         h.update((ROOT / rel).read_bytes())
     return h.hexdigest()[:12]
 

@@ -163,4 +163,42 @@ def content_specs() -> list[tuple[dict, str, str]]:
             tracks = tracks[1:]
         out.append((_spec(f"mix_{i}_{groove}", tempo(), bars * 4, tracks, int(rng.integers(1e6)),
                           swing=float(rng.choice([0, 0, 0.15]))), "mix", f"mix:{i % 8}"))
+    return out + pitched_specs()
+
+
+def pitched_specs() -> list[tuple[dict, str, str]]:
+    """A second take of every pitched part's source (issue 26's second pass:
+    the held-out cells of bass, chords, leads and textures were 3-7 renders):
+    the other styles, registers and tempi, from their own seed so that the
+    specs above stay as they were."""
+    rng = np.random.default_rng(2626)
+    out = []
+
+    def tempo():
+        return float(rng.choice([75, 90, 100, 110, 122, 126, 135, 145, 160, 172]))
+
+    for i, program in enumerate(BASSES):                            # bass: the third style
+        bars, root = int(rng.choice([1, 2])), int(rng.integers(26, 42))
+        out.append((_spec(f"bass2_{program}", tempo(), bars * 4,
+                          [{"type": "notes", "program": program,
+                            "notes": _bass_notes(root, bars, rng, (i + 2) % 3)}],
+                          int(rng.integers(1e6))), "bass", f"gm:{program}"))
+    for i, program in enumerate(CHORDS):                            # harmony: another style
+        bars, root = int(rng.choice([1, 2])), int(rng.integers(48, 66))
+        style = (i + 1 + i // 6) % 3
+        out.append((_spec(f"harmony2_{program}_{style}", tempo(), bars * 4,
+                          [{"type": "notes", "program": program, "notes": _chord_notes(root, bars, style)}],
+                          int(rng.integers(1e6)), reverb=bool(style == 0)), "harmony", f"gm:{program}"))
+    for i, program in enumerate(LEADS):                             # lead: another phrase, register
+        bars, root = int(rng.choice([1, 2, 2])), int(rng.integers(55, 79))
+        out.append((_spec(f"lead2_{program}", tempo(), bars * 4,
+                          [{"type": "notes", "program": program, "notes": _lead_notes(root, bars, rng)}],
+                          int(rng.integers(1e6)), reverb=bool(i % 2)), "lead", f"gm:{program}"))
+    for i, program in enumerate(TEXTURES):                          # texture: the other voicing
+        bars, root = int(rng.choice([1, 2])), int(rng.integers(40, 64))
+        notes = ([[0, bars * 4, root, 90]] if i % 2 == 1
+                 else [[0, bars * 4, root, 80], [0, bars * 4, root + 7, 70]])
+        out.append((_spec(f"texture2_{program}", tempo(), bars * 4,
+                          [{"type": "notes", "program": program, "notes": notes}],
+                          int(rng.integers(1e6)), reverb=True), "texture", f"gm:{program}"))
     return out

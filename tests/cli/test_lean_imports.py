@@ -42,6 +42,21 @@ def test_analyze_json_imports_only_the_engine():
     assert _offenders(names) == []
 
 
+def test_analyzing_a_wav_loads_no_libsndfile_and_no_mail_parser(tmp_path):
+    # WAV and AIFF are read by our own parser: soundfile (cffi, libsndfile)
+    # loads for FLAC and MP3 only; the HTTP-date parser (email.utils) only
+    # when a Retry-After header carries a date
+    from tests.delivery.signals import club_loop, wav_bytes
+
+    loop = tmp_path / "loop.wav"
+    loop.write_bytes(wav_bytes(club_loop(4.0)))
+    names, out = imported_by("analyze", str(loop), "--json")
+    assert json.loads(out)["file_name"] == "loop.wav"
+    assert "trackgrade.engine.decode.stream" in names         # the check sees real imports
+    assert sorted(n for n in names if n.split(".")[0] in ("soundfile", "_soundfile", "_cffi_backend",
+                                                          "email")) == []
+
+
 def test_the_codec_preview_loads_pyav_only_when_asked(tmp_path):
     from tests.delivery.signals import club_loop, wav_bytes
 

@@ -11,7 +11,8 @@ import soundfile as sf
 
 from tests import truth
 from trackgrade.engine import loudness as L
-from trackgrade.engine.dynamics import clipping_pct, dynamic_complexity_db, measure_dynamics
+from trackgrade.engine.dynamics import (clipping_pct, clipping_ruled_out, dynamic_complexity_db,
+                                       measure_dynamics)
 from trackgrade.engine.stereo import channel_gram, measure_stereo
 
 SPECS = [
@@ -134,6 +135,31 @@ def test_clipping_counts_samples_at_full_scale():
     x[10:20, 1] = 0.998                                           # below the 0.999 level
     assert clipping_pct(x) == pytest.approx(100.0 * 15 / 2000)
     assert clipping_pct(np.zeros((0, 2), np.float32)) == 0.0
+
+
+def test_a_sample_peak_under_the_clip_level_rules_clipping_out():
+    """extract skips counting clipped samples when the sample peak rules them
+    out; wherever it does, the count is 0, and it never rules out a clipped file."""
+    for peak in (0.5, 0.998, 0.99899, np.nextafter(np.float32(0.999), np.float32(0)), 0.999, 1.0):
+        x = np.zeros((1000, 2), np.float32)
+        x[7, 1] = -np.float32(peak)
+        ruled_out = clipping_ruled_out(L.sample_peak_dbfs(x))
+        assert ruled_out == (peak < 0.999 - 1e-6)
+        if ruled_out or peak >= 0.999:
+            assert (clipping_pct(x) == 0.0) == ruled_out
+
+
+def test_extract_counts_clipping_only_where_the_peak_allows_it():
+    from trackgrade.engine.extract import extract
+    from trackgrade.engine.features import DecodedAudio
+
+    rng = np.random.default_rng(5)
+    x = np.clip(0.6 * rng.standard_normal((44100 * 4, 2)), -1, 1).astype(np.float32)
+    for gain, clipped in ((1.0, True), (0.5, False)):
+        y = x * np.float32(gain)
+        audio = DecodedAudio(samples=y, sample_rate=44100, container="wav", subtype="FLOAT")
+        assert extract(audio, parallel=False).dynamics.clipping_pct == clipping_pct(y)
+        assert (clipping_pct(y) > 0) == clipped
 
 
 def test_dynamic_complexity_tracks_level_changes():

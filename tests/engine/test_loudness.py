@@ -245,3 +245,36 @@ def test_kaiser_lowpass_equals_firwin(taps, cutoff, beta):
     # the true-peak meter's (9.0) and the resampler's (5.0, 192/176.4 and 96/88.2 kHz)
     np.testing.assert_allclose(kaiser_lowpass(taps, cutoff, beta),
                                signal.firwin(taps, cutoff, window=("kaiser", beta)), atol=1e-15)
+
+
+@pytest.mark.parametrize("name", list(_tp_signals()))
+def test_one_read_gives_the_true_and_the_sample_peak(name):
+    """measure_loudness reads both peaks in one pass over the samples: the same
+    values as measuring each on its own."""
+    x = _tp_signals()[name].astype(np.float32)
+    assert truepeak.true_and_sample_peak_db(x) == (L.true_peak_dbtp(x), L.sample_peak_dbfs(x))
+    loud = L.measure_loudness(x, 44100)
+    assert (loud.true_peak_dbtp, loud.sample_peak_dbfs) == (L.true_peak_dbtp(x),
+                                                            L.sample_peak_dbfs(x))
+
+
+def test_one_read_peaks_on_a_real_clip():
+    row = truth.real_manifest()[0] if truth.have_real() else truth.need_real()
+    x, _ = sf.read(row["path"], dtype="float32", always_2d=True)
+    assert truepeak.true_and_sample_peak_db(x) == (L.true_peak_dbtp(x), L.sample_peak_dbfs(x))
+    assert truepeak.true_and_sample_peak_db(np.zeros((0, 2), np.float32)) == (L.SILENCE_DBTP,
+                                                                             L.SILENCE_DBTP)
+
+
+def test_the_recursions_build_their_matrices_once_per_pole():
+    """The K-filter's mode recursions reuse a few poles (and their powers) in
+    every segment: each Toeplitz matrix is built once per track, not per call."""
+    from trackgrade.engine.loudness import kweighting
+
+    x = (0.1 * np.random.default_rng(2).standard_normal((44100 * 30, 2))).astype(np.float32)
+    kweighting._recursion_matrices.cache_clear()
+    L.hop_energies(x, 44100)
+    info = kweighting._recursion_matrices.cache_info()
+    assert info.misses <= 16 and info.hits >= 10 * info.misses
+    powers, toeplitz_t = kweighting._recursion_matrices(0.5 + 0.1j, 4)
+    assert not powers.flags.writeable and not toeplitz_t.flags.writeable

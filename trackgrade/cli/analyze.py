@@ -47,8 +47,8 @@ GenreOption = Annotated[Optional[str], typer.Option(
     "--genre", "-g", help="Grade against this profile (a key of 'trackgrade genres', family or "
                           "label) instead of the detected family.", show_default=False)]
 CodecPreviewOption = Annotated[bool, typer.Option(
-    "--codec-preview", help="Also encode the loudest passages to MP3 320, AAC 256 and Opus 160 "
-                            "(in memory) and report the true peak after each (delivery.codecs).")]
+    "--codec-preview", help="Also encode the passages where a codec peaks (or the whole of a short track) to MP3 "
+                            "320, AAC 256 and Opus 160 in memory and report the true peak after each (delivery.codecs).")]
 ReferenceOption = Annotated[Optional[list[Path]], typer.Option(
     "--reference", "-r", help="A reference track (repeatable): its bands, loudness, loudness range "
                               "and stereo width become the targets.", show_default=False)]

@@ -7,13 +7,31 @@ packets and decodes them again: no container, no file, nothing but arrays
 and packets in memory. PyAV is imported only here, and only when a preview
 is asked for.
 
-To stay fast every round trip covers the loudest passages (`passages`): the
-PASSAGES windows of PASSAGE_S with the highest short-term loudness, the
-window holding the highest sample peak and the first window (a whole-track
-encode starts cold there), each encoded on its own with MARGIN_S of context
-either side, the codecs' passages on WORKERS threads at once (PyAV lets go
-of the GIL while FFmpeg encodes), started as soon as the loudness is known so
+To stay fast every round trip covers passages (`passages`): the CANDIDATES
+blocks of BLOCK_S where a codec's peak is likeliest, ranked by the block's
+true peak plus SLOPE_WEIGHT times the RMS of its first difference (a codec's
+error grows with the high frequencies it quantizes and lands on the peaks
+already there; over the `defects` grid the 16 blocks with the highest true
+peak alone missed a whole-track encode's peak by up to 0.32 dB (MP3), 0.44
+(AAC) and 0.29 (Opus), with the slope by 0.14, 0.24, 0.14). Each block is
+encoded with MARGIN_S of context either side (`encode_spans`), its span
+starting on the frame grid of a whole-track encode (FRAME) so both quantize
+it in the same frames, and read with the decoded audio around it as the
+true-peak interpolator's context (PRIMING: AAC's decoded output starts
+late). A codec whose spans would cover WHOLE_SHARE of the track encodes it
+whole. The codecs' passages run on WORKERS threads at once (PyAV lets go of
+the GIL while FFmpeg encodes), started as soon as the loudness is known so
 they overlap the rest of the analysis (`CodecPreview`).
+
+The bound, per codec, is the sum of two measured terms: the highest of the
+chosen blocks in a whole-track encode is within 0.14 dB (MP3), 0.24 (AAC),
+0.14 (Opus) of that encode's highest block, over the 14 renders of the
+`defects` grid the rule was chosen on; a block encoded on its own reads
+within 0.13 (MP3), 0.18 (AAC), 0.00 (Opus) of the same block of the
+whole-track encode. So the preview is within 0.27, 0.42 and 0.14 dB of a
+whole-track encode; benchmarks/bench_delivery.py `agreement` checks it on
+data the rule was not chosen on (real clips, the `visible` grid, the speed
+track: benchmarks/results/ux2.md).
 
 FFmpeg's own AAC encoder (the one AAC encoder in PyAV's FFmpeg) codes
 stereo as intensity where it judges the channels alike: its decoded peaks
@@ -27,20 +45,20 @@ coder +3.34 dBTP, the fast coder +2.11, fast without noise substitution
 +0.51, the last in 6.1 s of CPU against the default's 14.8. Intensity stereo
 and noise substitution are low-bitrate tools: at 256 kbps the bands are
 coded. AAC_OPTIONS is that last set: the peaks are a property of the audio
-again. benchmarks/bench_delivery.py `agreement` compares the passages with
-encodes of whole tracks, per codec, over real clips and the synthetic renders
-(benchmarks/results/ux2.md).
+again.
 """
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
 
-from trackgrade.engine.features import CodecPeak, Loudness
-from trackgrade.engine.loudness import true_peak_dbtp
+from trackgrade.engine.features import CodecPeak
+from trackgrade.engine.loudness import (SILENCE_DBTP, amplitude_db, single_thread_blas,
+                                        true_peak_amplitude, true_peak_dbtp)
 
 # (codec, FFmpeg encoder, FFmpeg decoder, kbps): CONTRACT.md section 5
 CODECS = (("mp3", "libmp3lame", "mp3float", 320), ("aac", "aac", "aac", 256),
@@ -49,9 +67,26 @@ CODECS = (("mp3", "libmp3lame", "mp3float", 320), ("aac", "aac", "aac", 256),
 AAC_OPTIONS = {"aac_coder": "fast", "aac_pns": "0", "aac_is": "0", "aac_tns": "0"}
 ENCODER_OPTIONS = {"aac": AAC_OPTIONS}
 WORKERS = 2              # threads encoding passages at once (the codecs run in parallel)
-PASSAGE_S = 2.0          # one window of the loudest passages
-PASSAGES = 3             # windows by short-term loudness (plus the sample-peak window)
-MARGIN_S = 0.5           # context encoded on each side of a window and left out of the peak
+BLOCK_S = 0.1            # the grain of the passages: one candidate block
+CANDIDATES = 16          # blocks measured per codec (benchmarks/results/ux2.md)
+SHORTLIST = 64           # blocks whose true peak is taken to rank them
+SLOPE_WEIGHT = 0.25      # weight of a block's first-difference RMS beside its true peak
+CHUNK_BLOCKS = 2048      # blocks of features computed at once
+# share of the track the spans may cover before a codec encodes it whole
+# (benchmarks/results/ux2.md: a 15 s clip in spans covering 0.9 of it took
+# 1.67 s of CPU, whole 1.46 s; 30 s in spans covering 0.47-0.67, 1.2 s against 1.73)
+WHOLE_SHARE = 0.75
+TP_REACH = 24            # frames the true-peak interpolator reaches each way
+# context encoded on each side of a window and left out of the peak: the
+# encoder's state (LAME's reservoir, FFmpeg AAC's rate control, Opus's VBR)
+# settles within it, so a window reads as the same stretch of a whole-track encode
+MARGIN_S = {"mp3": 0.5, "aac": 1.0, "opus": 0.5}
+# samples per frame at the codec's rate: a span starts on the frame grid of a
+# whole-track encode, so both quantize the window's audio in the same frames
+FRAME = {"mp3": 1152, "aac": 1024, "opus": 960}
+# decoded samples ahead of the audio: without a container FFmpeg's AAC
+# decoder keeps the encoder's priming (its MP3 and Opus decoders drop theirs)
+PRIMING = {"aac": 1024}
 _RATES = {"mp3": (32000, 44100, 48000), "opus": (48000,), "aac": (44100, 48000, 88200, 96000)}
 
 
@@ -60,29 +95,84 @@ def _codec_rate(codec: str, rate: int) -> int:
     return rate if rate in _RATES[codec] else 48000
 
 
-def passages(samples: np.ndarray, rate: int, loudness: Loudness) -> list[tuple[int, int]]:
-    """[start, end) sample spans of the windows to encode, in time order, each
-    with MARGIN_S of context on both sides (clipped to the track): the
-    PASSAGES windows of PASSAGE_S with the highest mean short-term loudness,
-    the window holding the highest sample peak and the first window (where a
-    whole-track encode starts cold); one span, the whole track, when it is no
-    longer than those windows together."""
+def grid_step(codec: str, rate: int) -> int:
+    """Track samples between the starts that fall on `codec`'s frame grid
+    (at the codec's rate, after resampling)."""
+    out = _codec_rate(codec, rate)
+    g = math.gcd(rate, out)
+    return (rate // g) * (FRAME[codec] // math.gcd(FRAME[codec], out // g))
+
+
+def encode_spans(windows: list[tuple[int, int]], codec: str, rate: int, n: int
+                 ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(span to encode, stretch to measure) for `codec`, in track samples:
+    each window with MARGIN_S of context either side, its start moved back
+    onto the codec's frame grid; windows whose spans overlap share one. The
+    whole track, once, when the spans would cover WHOLE_SHARE of it: each
+    span starts an encoder and a decoder of its own, so beyond that the
+    passages cost as much as the whole track and only approximate it."""
+    margin, step = int(MARGIN_S[codec] * rate), grid_step(codec, rate)
+    out: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for lo, hi in sorted(windows):
+        start, end = (max(lo - margin, 0) // step) * step, min(hi + margin, n)
+        if out and start <= out[-1][0][1]:
+            (s0, _), (w0, w1) = out[-1]
+            out[-1] = ((s0, end), (w0, max(w1, hi)))
+        else:
+            out.append(((start, end), (lo, hi)))
+    if not out or sum(end - start for (start, end), _ in out) >= WHOLE_SHARE * n:
+        return [((0, n), (0, n))]
+    return out
+
+
+def block_features(samples: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per block of `block` frames (the last one may be short): the sample
+    peak and the RMS of the first difference, over all channels, taken
+    CHUNK_BLOCKS blocks at a time (no copy of the track)."""
     n = samples.shape[0]
-    win, margin = int(PASSAGE_S * rate), int(MARGIN_S * rate)
-    count = n // win
-    if count <= PASSAGES + 2:
-        return [(0, n)]
-    curve = np.asarray(loudness.short_term_lufs, dtype=np.float64)
-    per = max(1, int(round(PASSAGE_S / loudness.curve_hop_s)))
-    usable = min(count, curve.size // per)
-    chosen = set()
-    if usable:
-        level = curve[:usable * per].reshape(usable, per).mean(axis=1)
-        chosen.update(int(i) for i in np.argsort(-level, kind="stable")[:PASSAGES])
-    peak_frame = int(np.argmax(np.max(np.abs(samples), axis=1)))
-    chosen.add(min(peak_frame // win, count - 1))
-    chosen.add(0)        # the encoder starts cold against the first hit: its own overshoot
-    return [(max(i * win - margin, 0), min((i + 1) * win + margin, n)) for i in sorted(chosen)]
+    count = -(-n // block)
+    peak, slope = np.zeros(count), np.zeros(count)
+    for first in range(0, count, CHUNK_BLOCKS):
+        last = min(first + CHUNK_BLOCKS, count)
+        lo, hi = first * block, min(last * block, n)
+        part = np.asarray(samples[lo:hi], dtype=np.float32)
+        prev = samples[lo - 1:lo] if lo else part[:1]
+        step = np.diff(part, axis=0, prepend=prev)
+        full = (hi - lo) // block * block
+        for out, values in ((peak, np.abs(part)), (slope, step * step)):
+            head = values[:full].reshape(-1, block * values.shape[1])
+            got = head.max(axis=1) if out is peak else head.mean(axis=1)
+            if full < hi - lo:
+                tail = values[full:]
+                got = np.append(got, tail.max() if out is peak else tail.mean())
+            out[first:last] = got
+    return peak, np.sqrt(slope)
+
+
+def passages(samples: np.ndarray, rate: int) -> list[tuple[int, int]]:
+    """[start, end) sample windows to measure, in time order: the CANDIDATES
+    blocks of BLOCK_S whose true peak plus SLOPE_WEIGHT times the RMS of
+    their first difference is highest (a codec's error grows with the high
+    frequencies it quantizes, and lands on the peaks already there), the
+    true peak found among the SHORTLIST blocks with the highest sample peak
+    plus that term (encode_spans turns them into what each codec encodes)."""
+    samples = samples[:, :2]                     # the channels the codecs encode
+    n = samples.shape[0]
+    block = max(int(BLOCK_S * rate), 1)
+    peak, slope = block_features(samples, block)
+    short = np.argsort(-(peak + SLOPE_WEIGHT * slope), kind="stable")[:SHORTLIST]
+    with single_thread_blas():
+        true = np.array([_block_true_peak(samples, int(b) * block, min((int(b) + 1) * block, n))
+                         for b in short])
+    chosen = short[np.argsort(-(true + SLOPE_WEIGHT * slope[short]), kind="stable")[:CANDIDATES]]
+    return [(int(b) * block, min((int(b) + 1) * block, n)) for b in sorted(chosen)]
+
+
+def _block_true_peak(samples: np.ndarray, lo: int, hi: int) -> float:
+    """Linear true peak of frames lo..hi-1, the frames around them as context."""
+    start = max(lo - TP_REACH, 0)
+    part = samples[start:hi + TP_REACH]
+    return true_peak_amplitude(part, first=lo - start, last=hi - start)
 
 
 def round_trip(samples: np.ndarray, rate: int, codec: str,
@@ -140,32 +230,43 @@ def _as_float(frame) -> np.ndarray:
     return np.ascontiguousarray(data, dtype=np.float32)
 
 
-def passage_peak_dbtp(samples: np.ndarray, rate: int, codec: str, span: tuple[int, int]) -> float:
-    """True peak after `codec` of the span, leaving out MARGIN_S at each end
-    that is not the track's own start or end (the encoder's warm-up and its
-    delay stay inside the margin)."""
+def passage_peak_dbtp(samples: np.ndarray, rate: int, codec: str, span: tuple[int, int],
+                     stretch: tuple[int, int]) -> float:
+    """True peak after `codec` of the `stretch` of the track, from an encode
+    of the `span` around it (encode_spans); the whole decoded output when
+    the span is the whole track."""
     start, end = span
     decoded, out_rate = round_trip(samples[start:end], rate, codec)
-    margin = int(MARGIN_S * out_rate)
-    lo = margin if start > 0 else 0
-    hi = decoded.shape[0] - margin if end < samples.shape[0] else decoded.shape[0]
-    return true_peak_dbtp(decoded[lo:max(hi, lo + 1)])
+    if (start, end) == (0, samples.shape[0]):
+        return true_peak_dbtp(decoded)
+    lag = PRIMING.get(codec, 0)
+    lo = lag + (stretch[0] - start) * out_rate // rate
+    hi = lag + -(-(stretch[1] - start) * out_rate // rate)
+    hi = decoded.shape[0] if stretch[1] == samples.shape[0] else min(hi, decoded.shape[0])
+    if hi <= lo:
+        return SILENCE_DBTP
+    # the decoded audio around the stretch is the interpolator's context: a
+    # slice would start from silence, and that step alone overshoots
+    with single_thread_blas():
+        return amplitude_db(true_peak_amplitude(decoded, first=lo, last=hi))
 
 
 class CodecPreview:
     """The round trips of every codec over the spans, running on `workers`
     threads from construction (none: all of them in `result`)."""
 
-    def __init__(self, samples: np.ndarray, rate: int, loudness: Loudness, *,
-                 whole_track: bool = False, workers: int = WORKERS) -> None:
-        spans = [(0, samples.shape[0])] if whole_track else passages(samples, rate, loudness)
+    def __init__(self, samples: np.ndarray, rate: int, *, whole_track: bool = False,
+                 workers: int = WORKERS) -> None:
+        n = samples.shape[0]
+        windows = [(0, n)] if whole_track else passages(samples, rate)
         # MP3 first: LAME is the slowest, so the threads finish together
-        self.tasks = [(codec, span) for codec, *_ in CODECS for span in spans]
+        self.tasks = [(codec, span, stretch) for codec, *_ in CODECS
+                      for span, stretch in encode_spans(windows, codec, rate, n)]
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self._args = (samples, rate)
         self._futures: list[Future] = ([self._pool.submit(passage_peak_dbtp, samples, rate,
-                                                          codec, span)
-                                        for codec, span in self.tasks] if self._pool else [])
+                                                          *task)
+                                        for task in self.tasks] if self._pool else [])
 
     def __enter__(self) -> "CodecPreview":
         return self
@@ -185,9 +286,10 @@ class CodecPreview:
         total = len(self.tasks)
         peaks: dict[str, float] = {}
         try:
-            for i, (codec, span) in enumerate(self.tasks):
+            for i, task in enumerate(self.tasks):
+                codec = task[0]
                 peak = (self._futures[i].result() if self._pool
-                        else passage_peak_dbtp(*self._args, codec, span))
+                        else passage_peak_dbtp(*self._args, *task))
                 peaks[codec] = max(peaks.get(codec, -np.inf), peak)
                 if on_progress is not None:
                     on_progress(i + 1, total)
@@ -209,7 +311,8 @@ class PreviewStarter:
     def after(self, loudness: Future) -> None:
         def start(done: Future) -> None:
             try:
-                self._made.set_result(CodecPreview(self._samples, self._rate, done.result(),
+                done.result()                # a failed loudness stage: nothing to start
+                self._made.set_result(CodecPreview(self._samples, self._rate,
                                                    workers=self._workers))
             except BaseException as exc:     # noqa: BLE001 - handed to result()
                 self._made.set_exception(exc)
@@ -227,9 +330,8 @@ class PreviewStarter:
             self._made.result().close()
 
 
-def codec_peaks(samples: np.ndarray, rate: int, loudness: Loudness, *,
-                whole_track: bool = False, workers: int = WORKERS) -> tuple[CodecPeak, ...]:
-    """The true peak after each codec of CODECS: of the loudest passages, or
-    of the whole track with `whole_track`."""
-    return CodecPreview(samples, rate, loudness, whole_track=whole_track,
-                        workers=workers).result()
+def codec_peaks(samples: np.ndarray, rate: int, *, whole_track: bool = False,
+                workers: int = WORKERS) -> tuple[CodecPeak, ...]:
+    """The true peak after each codec of CODECS: of the passages, or of the
+    whole track with `whole_track`."""
+    return CodecPreview(samples, rate, whole_track=whole_track, workers=workers).result()

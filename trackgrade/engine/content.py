@@ -23,7 +23,12 @@ few milliseconds:
   well over the semitone's mean within 30 dB of the frame's top: one voice
   has a few, chords and mixes many);
 * the band balance gives `low_share` (sub-bass + bass, 0..1) and `spread`
-  (the effective number of the seven bands, exp of their entropy).
+  (the effective number of the seven bands, exp of their entropy);
+* engine/voicing.py gives how many notes sound at once and where (the
+  pitched parts' cues: `monophony`, `voices`, `pitch_midi`, `pitch_moves`
+  from short frames of the audio, `semitone_peaks`, `register_midi`,
+  `bass_register`, `chroma_flux`, `chroma_spread`, `octave_spread` from the
+  long spectrum on the semitone grid).
 
 Every function is pure: arrays in, numbers out.
 """
@@ -35,6 +40,7 @@ import numpy as np
 from trackgrade.engine.features import BAND_NAMES, ContentCues
 from trackgrade.engine.frames import ShortFrames, Spectrogram, segment_sums
 from trackgrade.engine.groove import short_reductions as groove_reductions
+from trackgrade.engine.voicing import semitone_cues, series_cues
 
 REGISTERS = ("low", "mid", "presence", "high")
 ATTACK_DB = 6.0            # a rise of the whole level this steep within ATTACK_FRAMES is an attack
@@ -158,8 +164,11 @@ def balance_cues(bands_pct: dict) -> dict[str, float]:
     return {"low_share": float(p[0] + p[1]), "spread": float(np.exp(-(nz * np.log(nz)).sum()))}
 
 
-def measure_content(short: ShortFrames, long: Spectrogram, bands_pct: dict) -> ContentCues:
-    """Every cue of the module doc, rounded (4 decimals)."""
+def measure_content(short: ShortFrames, long: Spectrogram, bands_pct: dict,
+                    samples: np.ndarray) -> ContentCues:
+    """Every cue of the module doc, rounded (4 decimals); `samples` are the
+    audio `long` was taken from, at its rate."""
     cues = {**level_cues(register_power(short), short.hop_s), **pitch_cues(long),
-            **balance_cues(bands_pct)}
+            **balance_cues(bands_pct), **series_cues(samples, long.sample_rate),
+            **semitone_cues(long)}
     return ContentCues(**{k: round(float(v), 4) for k, v in cues.items()})

@@ -26,6 +26,13 @@ def clipping_pct(samples: np.ndarray) -> float:
     return 100.0 * clipped_samples(samples) / samples.size
 
 
+def clipping_ruled_out(sample_peak_dbfs: float) -> bool:
+    """Whether a sample peak (dBFS, as `Loudness` holds it) lies under
+    CLIP_LEVEL, so that no sample is clipped and `clipping_pct` is 0.0
+    without reading the samples (a margin covers the dB conversion's rounding)."""
+    return sample_peak_dbfs < 20.0 * math.log10(CLIP_LEVEL) - 1e-6
+
+
 def clipped_samples(samples: np.ndarray, *, chunk_frames: int = 1 << 20) -> int:
     """How many samples (all channels) have |x| >= CLIP_LEVEL."""
     if samples.size == 0 or max(float(samples.max()), -float(samples.min())) < CLIP_LEVEL:

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from trackgrade.engine.content import measure_content
-from trackgrade.engine.dynamics import measure_dynamics
+from trackgrade.engine.dynamics import clipping_ruled_out, measure_dynamics
 from trackgrade.engine.features import DecodedAudio, Features
 from trackgrade.engine.frames import (long_grid, long_spectrum, short_freqs, short_reduced,
                                       short_stft_hop_s)
@@ -92,7 +92,7 @@ def extract(audio: DecodedAudio, *, parallel: bool = True, codec_preview: bool =
     single-threaded FFTs): for callers that run one analysis per core
     themselves, such as `trackgrade batch`'s worker processes. The results
     are the same either way. `codec_preview` adds the true peak after an
-    MP3, AAC and Opus round trip of the loudest passages (engine.codecs,
+    MP3, AAC and Opus round trip of the passages where a codec peaks (engine.codecs,
     loaded only then), started once the loudness is known so that the codecs
     run beside the rest of the analysis (on one thread when not `parallel`);
     `codec_progress(done, total)` follows its passages."""
@@ -137,13 +137,15 @@ def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Fe
         # setting): join it first, so the spectrum's products are summed the
         # same way on every run
         loudness = pending.result()
-    dynamics = measure_dynamics(samples, rate, loudness, gram=gram,
-                                clipping=native.clipping_pct if native is not None else None)
+    # the sample peak (read with the true peak) often rules clipping out: one read fewer
+    clipping = (native.clipping_pct if native is not None
+                else 0.0 if clipping_ruled_out(loudness.sample_peak_dbfs) else None)
+    dynamics = measure_dynamics(samples, rate, loudness, gram=gram, clipping=clipping)
     watch.lap("dynamics_stereo")      # includes any wait for the loudness thread
     spectrum = measure_spectrum(long)
     mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
     tonality = measure_tonality(long, samples)
-    content = measure_content(short, long, spectrum.bands_pct)
+    content = measure_content(short, long, spectrum.bands_pct, samples)
     del long
     watch.lap("spectrum_tonal")
     structure = measure_structure(short, duration, beat_times=rhythm.beat_times,

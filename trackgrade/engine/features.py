@@ -197,6 +197,17 @@ class ContentCues:
     partials: float                 # semitones 100 Hz-2 kHz holding a partial within 30 dB of the top
     low_share: float                # sub-bass + bass share of the power, 0..1
     spread: float                   # effective number of the seven bands, 1..7
+    # how many notes at once, and where (engine/voicing.py)
+    monophony: float = 0.0          # share of the peaks' power in the strongest harmonic series, 0..1
+    voices: float = 0.0             # harmonic series explaining most of a short frame, 0..6
+    pitch_midi: float = 0.0         # median fundamental of the strongest series, MIDI
+    pitch_moves: float = 0.0        # share of neighbouring short frames whose fundamental moves, 0..1
+    semitone_peaks: float = 0.0     # semitones standing over both neighbours at once (long frames)
+    register_midi: float = 0.0      # power-weighted mean semitone, MIDI
+    bass_register: float = 0.0      # share of the semitone power under ~250 Hz, 0..1
+    chroma_flux: float = 0.0        # change of the pitch-class shares between long frames, 0..1
+    chroma_spread: float = 0.0      # effective number of pitch classes, 1..12
+    octave_spread: float = 0.0      # effective number of octaves holding the power, 1..7
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,14 @@ a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of `key_chroma` with the 24 rotations of a major and a
 minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
-best one wins. `key_chroma` is the textbook constant-Q chroma done on our own
-spectrum (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz,
-to B7), so a bass line's notes count as much as a chord's; the peak chroma
-above (from 50 Hz, with subharmonic credit) only decides whether there is
-pitch and is the reported `chroma`. The earlier rules (the bass root naming
+best one wins; beside it the same chroma is read with Temperley's profiles
+alone, and the more decisive reading (the larger margin between its best
+and second-best key) is the key (`decisive_correlations`, issue 27).
+`key_chroma` is the textbook constant-Q chroma done on our own spectrum
+(`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
+so a bass line's notes count as much as a chord's; the peak chroma above
+(from 50 Hz, with subharmonic credit) only decides whether there is pitch
+and is the reported `chroma`. The earlier rules (the bass root naming
 the tonic, a blended root profile) lost to this plain reading on the real
 clips and the recorded-instrument renders and were removed (issue 27,
 benchmarks/results/key.md).
@@ -73,6 +76,7 @@ PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
+MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -220,9 +224,41 @@ def _averaged(spec: Spectrogram, frames: np.ndarray) -> np.ndarray:
     return _unit_max(spec.frame_weights() @ _unit_energy(frames))
 
 
+@lru_cache(maxsize=1)
+def temperley_templates() -> np.ndarray:
+    """(24, 12) z-scored rotations of Temperley's profiles alone (major, then minor)."""
+    rows = ([np.roll(TEMPERLEY_MAJOR, t) for t in range(12)]
+            + [np.roll(TEMPERLEY_MINOR, t) for t in range(12)])
+    return _zscore(np.array(rows))
+
+
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
     """(24,) correlation of the chroma with each key template (major C..B, minor C..B)."""
     return key_templates() @ _zscore(chroma)
+
+
+def _margin(corr: np.ndarray) -> float:
+    top = np.partition(corr, -2)[-2:]
+    return float(top[1] - top[0])
+
+
+def decisive_correlations(chroma: np.ndarray) -> np.ndarray:
+    """(24,) the correlations the key is read from: those with the blended
+    templates (`key_templates`) or with Temperley's alone, whichever reading
+    is the more decisive (the larger margin of the best key over the second),
+    Temperley's only when its tonic is heard (at least MIN_TONIC_SHARE of
+    the chroma's strongest pitch class: a lone wobble note's partials fit a
+    major key a fifth below better than the note's own).
+    The blend's EDM-A half leans to minor keys and its tonic (a minor loop,
+    a chord part); Temperley's profile names major keys that the blend reads
+    as their relative or iii (a walking bass, a riff, a mix). On the recorded-
+    instrument renders and the real clips each alone errs where the other is
+    sure: benchmarks/results/key.md has the gain."""
+    z = _zscore(chroma)
+    blend, temperley = key_templates() @ z, temperley_templates() @ z
+    tonic = int(np.argmax(temperley)) % 12
+    heard = chroma[tonic] >= MIN_TONIC_SHARE * np.max(chroma)
+    return temperley if heard and _margin(temperley) > _margin(blend) else blend
 
 
 def estimate_key(chroma: np.ndarray) -> tuple[int, str, float, float]:
@@ -275,8 +311,9 @@ def key_chroma(spec: Spectrogram) -> np.ndarray:
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
     """Mean chroma and key (None when the audio has no pitched content).
     The key: the best of 24 correlations of `key_chroma` with the key
-    templates. Whether there is pitch is judged as before from the peaks of
-    the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
+    templates or Temperley's, whichever is more decisive
+    (`decisive_correlations`). Whether there is pitch is judged as before
+    from the peaks of the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
     taken from, at its rate) let a sub bass line under drums that no rule of
     the long spectrum sees have pitch (`pitch.holds_low_line`); read only
     when nothing else found pitch."""
@@ -294,7 +331,7 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    corr = key_correlations(key_chroma(spec))
+    corr = decisive_correlations(key_chroma(spec))
     order = np.argsort(corr)[::-1]
     best_index = int(order[0])
     best, runner_up = float(corr[best_index]), float(corr[order[1]])

@@ -3,11 +3,12 @@ kinds, the inputs the decision reads and the decision itself.
 
 The engine measures the cues (engine/content.py: how the level moves, how
 many registers play at once, how much of the power sits in partials of notes,
-the low register's share); `INPUTS` turns them, with the length and the
-pulse, into one vector, and a multinomial logistic model
-(`content_model.json`, fitted by benchmarks/content/fit.py on recorded-
-instrument renders and part of the real clips, whole sources held out) gives
-each kind a probability. Its temperature is fitted on the calibration
+the low register's share; engine/voicing.py: how many notes sound at once,
+one voice or several, in which register, how the pitch moves); `inputs`
+turns them, with the length and the pulse, into one vector, and a
+multinomial logistic model (`content_model.json`, fitted by
+benchmarks/content/fit.py on recorded-instrument renders and part of the
+real clips, whole sources held out) gives each kind a probability. Its temperature is fitted on the calibration
 sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
@@ -47,11 +48,14 @@ KIND_SCORE = {
 }
 MODEL_PATH = Path(__file__).with_name("content_model.json")
 # the decision table: a part (any kind but a mix) is read only when it leads
-# the mix by MIX_MARGIN (a mix with a defect, e.g. a high-pass that took its low
-# end, must not escape a mix's judgement by looking like a chord part), and a
-# recording of PART_MAX_S or more only when that part is LONG_PART_MIN likely
-# (a long recording is usually a track; no long part was measured)
-MIX_MARGIN = 0.1
+# the mix by MIX_MARGIN, and a recording of PART_MAX_S or more only when that
+# part is LONG_PART_MIN likely (a long recording is usually a track; no long
+# part was measured). The first pass needed a margin of 0.1 so that a mix with
+# a defect (a high-pass that took its low end) did not read as a chord part;
+# with engine/voicing.py's cues (how many voices, over how many octaves) the
+# high-passed mix of tests/grading/test_defects.py reads `mix` at 0.58, and
+# the margin only turned pitched parts into mixes (benchmarks/results/content.md)
+MIX_MARGIN = 0.0
 LONG_PART_MIN = 0.7
 
 
@@ -71,6 +75,12 @@ def inputs(f: Features) -> dict[str, float]:
         "log_duration": math.log(max(f.duration_s, 0.5)),
         "onset_rate": min(r.onset_rate, 20.0), "beat_strength": r.beat_strength,
         "tempo_salient": float(r.tempo_salient),
+        # how many notes at once, and where (engine/voicing.py)
+        "monophony": c.monophony, "voices": c.voices, "pitch_midi": c.pitch_midi,
+        "pitch_moves": c.pitch_moves, "semitone_peaks": c.semitone_peaks,
+        "register_midi": c.register_midi, "bass_register": c.bass_register,
+        "chroma_flux": c.chroma_flux, "chroma_spread": c.chroma_spread,
+        "octave_spread": c.octave_spread,
     }
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import struct
 
-import soundfile as sf
-
 from trackgrade.engine.decode.info import AudioInfo, _Layout
 from trackgrade.engine.decode.limits import MAX_DURATION_S
 from trackgrade.errors import AudioError
@@ -89,6 +87,8 @@ def _parse_mp3(data: bytes) -> tuple[AudioInfo, _Layout | None]:
     Xing/Info/VBRI tag when there is one, else from walking the frame headers
     (libsndfile's own count is then a bitrate estimate, and it stops reading
     there: a VBR file without a tag would be cut short)."""
+    import soundfile as sf            # loads on the first MP3 (WAV and AIFF never need it)
+
     try:
         meta = sf.info(io.BytesIO(data))
     except (sf.LibsndfileError, RuntimeError, ValueError) as exc:

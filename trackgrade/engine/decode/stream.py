@@ -1,19 +1,23 @@
 """FLAC and MP3 samples through libsndfile (soundfile on io.BytesIO): block-wise
 into one buffer, never past the duration limit; long FLACs as two halves on
-two threads."""
+two threads. soundfile (cffi and libsndfile) loads on the first FLAC or MP3:
+WAV and AIFF are read without it."""
 
 from __future__ import annotations
 
 import io
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
-import soundfile as sf
 
 from trackgrade.engine.decode.info import AudioInfo, CONTAINER_NAMES
 from trackgrade.engine.decode.limits import MAX_DURATION_S
 from trackgrade.engine.decode.mp3 import _id3_end, _mp3_first_frame, _with_frame_count
 from trackgrade.errors import AudioError, LimitError
+
+if TYPE_CHECKING:
+    import soundfile as sf
 
 
 _BLOCK_FRAMES = 1 << 14      # a stream that breaks off loses at most one block
@@ -27,6 +31,8 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
                     parallel: bool = True) -> tuple[np.ndarray, bool]:
     """FLAC/MP3 through libsndfile, block-wise into one buffer, never past the
     duration limit. A stream that breaks off keeps what decoded (truncated)."""
+    import soundfile as sf
+
     cap = frame_cap(info)
     name = CONTAINER_NAMES[info.container]
     handle, payload = open_stream(data, info)
@@ -68,6 +74,8 @@ def _read_soundfile(data: bytes, info: AudioInfo, *,
 def read_into(handle: sf.SoundFile, out: np.ndarray) -> tuple[int, str]:
     """Fill `out` from `handle` block by block (a stream that breaks off loses
     at most one block): (frames read, the decoder's error or "")."""
+    import soundfile as sf
+
     got = 0
     try:
         while got < out.shape[0]:
@@ -103,6 +111,8 @@ def _decode_flac_in_halves(handle: sf.SoundFile, payload: bytes) -> np.ndarray |
     those of one sequential decode. None when any read falls short or fails
     (a damaged stream): the caller then decodes sequentially and keeps what is
     readable. Closes nothing; the caller still owns `handle`."""
+    import soundfile as sf
+
     frames, channels = handle.frames, handle.channels
     out = np.empty((frames, channels), dtype=np.float32)
     middle = frames // 2
@@ -150,6 +160,8 @@ def open_stream(data: bytes, info: AudioInfo) -> tuple[sf.SoundFile, bytes]:
 
 
 def _open_soundfile(data: bytes, name: str) -> sf.SoundFile:
+    import soundfile as sf
+
     try:
         return sf.SoundFile(io.BytesIO(data))
     except (sf.LibsndfileError, RuntimeError, ValueError) as exc:

@@ -77,6 +77,20 @@ def block_size(hop: int, lo: int = 20, hi: int = 64) -> int:
     return max(b for b in range(1, hi + 1) if hop % b == 0)
 
 
+@functools.lru_cache(maxsize=256)
+def _recursion_matrices(lam: complex, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """lam^0..lam^size and the transposed Toeplitz matrix lam^(i-j) (i >= j, else
+    0) of `first_order_recursion`, read-only: a track's segments and modes
+    reuse the same few poles (and their powers), so each pair is built once."""
+    powers = lam ** np.arange(size + 1)
+    lag = np.arange(size)[:, None] - np.arange(size)[None, :]
+    toeplitz = np.where(lag >= 0, powers[np.clip(lag, 0, size)], 0.0)   # lam^(i-j), i >= j
+    toeplitz_t = toeplitz.T
+    for array in (powers, toeplitz_t):
+        array.flags.writeable = False
+    return powers, toeplitz_t
+
+
 def first_order_recursion(z: np.ndarray, lam: complex, init: np.ndarray,
                           chunk: int = 16) -> np.ndarray:
     """y[k] = lam y[k-1] + z[k] along the last axis of the complex `z`, with
@@ -91,13 +105,11 @@ def first_order_recursion(z: np.ndarray, lam: complex, init: np.ndarray,
     if n == 0:
         return np.zeros(z.shape, dtype=complex)
     size = min(chunk, n)
-    powers = lam ** np.arange(size + 1)
-    lag = np.arange(size)[:, None] - np.arange(size)[None, :]
-    toeplitz = np.where(lag >= 0, powers[np.clip(lag, 0, size)], 0.0)   # lam^(i-j), i >= j
+    powers, toeplitz_t = _recursion_matrices(complex(lam), size)
     m = -(-n // size)
     padded = np.zeros(lead + (m * size,), dtype=complex)
     padded[..., :n] = z
-    zero_state = padded.reshape(lead + (m, size)) @ toeplitz.T
+    zero_state = padded.reshape(lead + (m, size)) @ toeplitz_t
     starts = init
     if m > 1:
         ends = first_order_recursion(zero_state[..., :-1, -1], lam ** size, init[..., 0], chunk)

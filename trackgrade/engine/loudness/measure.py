@@ -9,7 +9,7 @@ from trackgrade.engine.loudness.arrays import as_2d
 from trackgrade.engine.loudness.gating import (MOMENTARY_S, SHORT_TERM_S, curve_from_energies,
                                                integrated_from_energies, lra_from_energies)
 from trackgrade.engine.loudness.kweighting import CURVE_HOP_S, hop_energies
-from trackgrade.engine.loudness.truepeak import sample_peak_dbfs, true_peak_dbtp
+from trackgrade.engine.loudness.truepeak import true_and_sample_peak_db
 
 
 def measure_loudness(samples: np.ndarray, sample_rate: int) -> Loudness:
@@ -18,8 +18,9 @@ def measure_loudness(samples: np.ndarray, sample_rate: int) -> Loudness:
     samples = as_2d(samples)
     hop = int(round(CURVE_HOP_S * sample_rate))
     energies = hop_energies(samples, sample_rate, CURVE_HOP_S)
-    return loudness_from_energies(energies, hop, true_peak_dbtp=true_peak_dbtp(samples),
-                                  sample_peak_dbfs=sample_peak_dbfs(samples))
+    true_peak, sample_peak = true_and_sample_peak_db(samples)
+    return loudness_from_energies(energies, hop, true_peak_dbtp=true_peak,
+                                  sample_peak_dbfs=sample_peak)
 
 
 def loudness_from_energies(energies: np.ndarray, hop: int, *, true_peak_dbtp: float,

@@ -193,11 +193,20 @@ def true_peak_dbtp(samples: np.ndarray, *, block: int = _TP_BLOCK) -> float:
     Exact (same value as filtering everything), but the interpolator runs only
     on blocks whose upper bound can beat the best value found so far (the
     blocks with the highest bounds first)."""
+    return true_and_sample_peak_db(samples, block=block)[0]
+
+
+def true_and_sample_peak_db(samples: np.ndarray, *,
+                            block: int = _TP_BLOCK) -> tuple[float, float]:
+    """(`true_peak_dbtp(samples)`, `sample_peak_dbfs(samples)`) from one read
+    of the samples: the true-peak search's block maxima of |x| give the sample
+    peak (the same value)."""
     samples = as_2d(samples)
     if samples.shape[0] == 0:
-        return SILENCE_DBTP
+        return SILENCE_DBTP, SILENCE_DBTP
     with single_thread_blas():
-        return amplitude_db(true_peak_amplitude(samples, block=block))
+        search = _CoarseSearch(samples, block, 0, None)
+        return amplitude_db(max(search.best, search.refined())), amplitude_db(search.sample_peak)
 
 
 def true_peak_amplitude(samples: np.ndarray, *, block: int = _TP_BLOCK, first: int = 0,
@@ -224,6 +233,7 @@ class _CoarseSearch:
             amp[:lo] = amp[hi:] = 0.0
             bound[:lo] = bound[hi:] = 0.0
         best = float(amp.max())
+        self.sample_peak = best                  # max |x| over the range's frames
         candidates = np.flatnonzero(bound > best)
         chunk = max(64, 8192 // n_ch)
         if candidates.size > chunk:          # the most promising chunk first, the rest in order

@@ -7,7 +7,9 @@ grid's phase sits a sixteenth off, on another spot between the beats, the same
 on every beat), which no backbeat at 85 does: it comes every other beat, on
 it. `backbeat_double` reads the snare band (onsets.Onsets.mid, beyond the
 kick band's rise) and the kick band at the four sixteenths of every beat and
-says when the reading moves to twice the tempo.
+says when the reading moves to twice the tempo. The other way, lofi at 70
+read at 140 has its hats (onsets.Onsets.high) on every beat of the reading and
+none between them: `slow_backbeat` says when the reading moves to half.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
 # 2 and 4 are then the slow level's, so half the tempo is about as plausible
 # (CONTRACT.md section 5): the confidence is held at
 # metrical.AMBIGUOUS_CONFIDENCE and the half is among the alternatives. The
-# reading stays (halving it took IDM at 130 to 65, benchmarks/results/genre.md).
+# reading stays (halving it took IDM at 130 to 65, benchmarks/results/genre.md)
+# unless the hats say the slow level is the beat (`slow_backbeat`, below).
 HALF_FROM_MIN = 120.0        # a half-time feel is read at 120 BPM or more
 HALF_ONE_IN_FOUR = 2.0       # the strongest of the four beats' snare over the next strongest
 
@@ -80,3 +83,55 @@ def half_time_backbeat(bpm: float, mid: np.ndarray, beats_f: np.ndarray, period:
         return False
     ranked = np.sort(on_beat)[::-1]
     return bool(ranked[0] > 0 and ranked[0] >= HALF_ONE_IN_FOUR * ranked[1])
+
+
+# A backbeat at the slow level read at double: slow hip-hop and lofi (65-80
+# BPM) with a snare on 2 and 4 and hats in eighths read at 130-160 show hats
+# on every beat of the reading and nothing between them, and a snare on the
+# beat that skips beats, one beat of four standing out in the snare band (the
+# backbeat) or in the kick band (the slow bar's downbeat). Dubstep and trap
+# at 140, drum & bass, house and techno put hats (or shakers, rides) between
+# the beats of their own level; IDM breaks at 130 fill the sixteenths; swing
+# jazz at 144 walks its bass and feathers its kick on every beat, so a halving
+# its snare comping allows is held ambiguous (benchmarks/results/hearing.md).
+HALVE_FROM_MIN = 120.0       # a reading at double of 60-80 BPM
+HALVE_TO_MAX = 160.0
+HATS_BETWEEN_MAX = 0.15      # the high band between the beats, against on them
+SNARE_SKIPS_MAX = 0.7        # the weakest beat's snare against the strongest, over 4-beat groups
+ONE_BEAT_MAX = 0.75          # the second strongest of 4 beats against the strongest: one stands out
+
+
+def _on_beat(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.ndarray:
+    """(4,) mean onset strength of `env` on each beat of 4-beat groups."""
+    on = at_sixteenths(env, beats_f, period)[:, 0]
+    groups = len(on) // 4
+    return on[:groups * 4].reshape(groups, 4).mean(axis=0)
+
+
+def slow_backbeat(bpm: float, mid: np.ndarray, low: np.ndarray, high: np.ndarray,
+                  beats_f: np.ndarray, period: float) -> tuple[bool, bool]:
+    """(halve, ambiguous): whether the beat is half the reading: hats only on
+    the beats of a 120-160 reading (HATS_BETWEEN_MAX), the snare on the beat
+    and not on every beat alike (SNARE_SKIPS_MAX: a backbeat, not a kick on
+    every beat), and one beat of four standing out in the snare or the kick
+    band (ONE_BEAT_MAX: not a swing ride, walking bass and feathered kick).
+    Ambiguous when the kick does not mark the slow bar: the snare alone also
+    fits swing jazz at 140 whose ride shows no eighths (results/hearing.md)."""
+    no = (False, False)
+    if not HALVE_FROM_MIN <= bpm <= HALVE_TO_MAX or len(beats_f) < 8 or period <= 0:
+        return no
+    hats, snare = at_sixteenths(high, beats_f, period), at_sixteenths(mid, beats_f, period)
+    if len(snare) < 8:
+        return no
+    hat = hats.mean(axis=0)
+    if hat[0] <= 0 or hat[1:].max() > HATS_BETWEEN_MAX * hat[0]:
+        return no
+    if int(np.argmax(snare.mean(axis=0))) != 0:
+        return no
+    backbeat, kick = np.sort(_on_beat(mid, beats_f, period)), np.sort(_on_beat(low, beats_f, period))
+    if not (backbeat[-1] > 0 and backbeat[0] <= SNARE_SKIPS_MAX * backbeat[-1]):
+        return no
+    downbeat = bool(kick[-1] > 0 and kick[-2] <= ONE_BEAT_MAX * kick[-1])
+    if downbeat or backbeat[-2] <= ONE_BEAT_MAX * backbeat[-1]:
+        return True, not downbeat
+    return no

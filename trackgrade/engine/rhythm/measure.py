@@ -9,10 +9,10 @@ import numpy as np
 
 from trackgrade.engine.features import Rhythm
 from trackgrade.engine.frames import ShortFrames
-from trackgrade.engine.rhythm.backbeat import backbeat_double, half_time_backbeat
+from trackgrade.engine.rhythm.backbeat import backbeat_double, half_time_backbeat, slow_backbeat
 from trackgrade.engine.rhythm.beats import extend_to_start, track_beats
 from trackgrade.engine.rhythm.metrical import (AMBIGUOUS_ALTERNATION, AMBIGUOUS_CONFIDENCE,
-                                               beat_alternation, tempo_alternatives, with_half)
+                                               beat_alternation, tempo_alternatives, with_relation)
 from trackgrade.engine.rhythm.onsets import onset_envelope, pick_onsets
 from trackgrade.engine.rhythm.periodicity import BPM_MAX, BPM_MIN, autocorrelation, comb_scores
 from trackgrade.engine.rhythm.pulse import beat_regularity, danceability_dfa, onset_scale
@@ -35,7 +35,12 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     if doubled:   # the backbeat on 2 and 4 of the fast level (engine/rhythm/backbeat.py)
         est = replace(est, bpm=2.0 * est.bpm)
         beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
-    half_time = not doubled and half_time_backbeat(est.bpm, on.mid, beats_f, period_f)
+    halved, half_unsure = (False, False) if doubled else slow_backbeat(est.bpm, on.mid, on.low, on.high,
+                                                                       beats_f, period_f)
+    if halved:    # the backbeat on 2 and 4 of the slow level (engine/rhythm/backbeat.py)
+        est = replace(est, bpm=0.5 * est.bpm)
+        beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
+    half_time = not (doubled or halved) and half_time_backbeat(est.bpm, on.mid, beats_f, period_f)
     beats_s = beats_f / fps + on.t0
     beats_s = extend_to_start(beats_s, period_f / fps)
     beats_s = beats_s[(beats_s >= 0) & (beats_s <= max(duration_s, 0.0))]
@@ -70,12 +75,15 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     salient = bool(confidence >= 0.35 and sal_full >= 0.12 and onset_rate >= 1.0 and percussive >= 0.5)
     if not salient:
         confidence = min(confidence, 0.2)
-    ambiguous = salient and (half_time or beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION)
+    ambiguous = salient and (half_time or half_unsure
+                             or beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION)
     if ambiguous:
         confidence = min(confidence, AMBIGUOUS_CONFIDENCE)
     alternatives = tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s)
-    if ambiguous or doubled:
-        alternatives = with_half(alternatives, bpm, confidence)
+    if halved:
+        alternatives = with_relation(alternatives, bpm, confidence, "double")
+    elif ambiguous or doubled:
+        alternatives = with_relation(alternatives, bpm, confidence, "half")
     regularity = beat_regularity(combined, beats_f, period_f)
     if not salient:
         regularity *= 0.5

@@ -112,15 +112,15 @@ def beat_alternation(env: np.ndarray, beats_f: np.ndarray, period: float) -> flo
     return min(even, odd) / top if top > 0 else 1.0
 
 
-def with_half(readings: tuple[TempoReading, ...], bpm: float,
-              confidence: float) -> tuple[TempoReading, ...]:
-    """The alternatives with the half reading among them (at least 0.9 of
-    `confidence`), best first, at most 3."""
-    others = [r for r in readings if r.relation != "half"]
-    own = next((r.confidence for r in readings if r.relation == "half"), 0.0)
-    half = TempoReading(round(bpm * TEMPO_RELATIONS["half"], 2), "half",
-                        round(max(own, 0.9 * confidence), 4))
-    return tuple(sorted([half, *others], key=lambda r: -r.confidence)[:3])
+def with_relation(readings: tuple[TempoReading, ...], bpm: float, confidence: float,
+                  relation: str) -> tuple[TempoReading, ...]:
+    """The alternatives with `relation`'s reading (e.g. "half", "double")
+    among them (at least 0.9 of `confidence`), best first, at most 3."""
+    others = [r for r in readings if r.relation != relation]
+    own = next((r.confidence for r in readings if r.relation == relation), 0.0)
+    other = TempoReading(round(bpm * TEMPO_RELATIONS[relation], 2), relation,
+                         round(max(own, 0.9 * confidence), 4))
+    return tuple(sorted([other, *others], key=lambda r: -r.confidence)[:3])
 
 
 def tempo_alternatives(ac: np.ndarray | None, env: np.ndarray, fps: float, bpm: float,

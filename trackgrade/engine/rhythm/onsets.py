@@ -24,6 +24,7 @@ class Onsets:
     hf_activity: float        # mean flux above 4 kHz, dB/frame: hats, snares, noise
     fps: float                # frames per second
     t0: float                 # time of frame 0's centre
+    high: np.ndarray          # flux above 4 kHz (hats, shakers), detrended, >= 0
 
 
 def band_energies(spec: ShortFrames, n_bands: int = _N_BANDS) -> tuple[np.ndarray, np.ndarray]:
@@ -81,16 +82,18 @@ def onset_envelope(spec: ShortFrames) -> Onsets:
     # silent frames carry no onsets: weight by frame loudness (0 below -60 dB)
     gate = np.clip((energy_db + 60.0) / 20.0, 0.0, 1.0)
     full *= gate
+    high = flux[:, hi_mask].mean(axis=1) * gate if hi_mask.any() else np.zeros_like(full)
     low *= gate
     mid *= gate
     w = int(round(0.4 * fps))
     env = np.maximum(full - _moving_mean(full, w), 0.0)
     lowe = np.maximum(low - _moving_mean(low, w), 0.0)
     mide = np.maximum(mid - _moving_mean(mid, w), 0.0)
+    highe = np.maximum(high - _moving_mean(high, w), 0.0)
     # frame centre, plus the flux's latency: an onset shows most in the frame
     # whose window has just taken it in, about 0.7 hop before it (measured)
     t0 = 0.5 * spec.n_fft / spec.sample_rate + 0.7 * spec.hop_s
-    return Onsets(env, lowe, mide, energy_db, hf, fps, t0)
+    return Onsets(env, lowe, mide, energy_db, hf, fps, t0, highe)
 
 
 def pick_onsets(env: np.ndarray, fps: float) -> np.ndarray:
