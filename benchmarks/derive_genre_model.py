@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from genre_features import corpus  # noqa: E402
 
-from trackgrade.grading.genre_model import FEATURES, GenreModel, feature_vector, probabilities  # noqa: E402
+from trackgrade.grading.genre_model import (  # noqa: E402
+    FEATURES, PROTOTYPE_FEATURES, GenreModel, feature_vector, probabilities)
 from trackgrade.grading.genres import family_tempo_log_fit  # noqa: E402
 
 SHRINK = 4.0            # pseudo-items of the pooled spread in each family's
@@ -173,14 +174,18 @@ def fit(items: list[dict], tempo_weight: float = 1.0, temperature: float = 1.0,
 
 
 def with_prototypes(model: GenreModel, items: list[dict]) -> GenreModel:
-    """The model with each family's clearest item's rhythm cues (the highest
-    probability of its own family among its items with a rhythm pattern)."""
+    """The model with each family's clearest item's measurements (the highest
+    probability of its own family among its items with a rhythm pattern): its
+    rhythm-pattern cues and the other features no canned track has of its own
+    (PROTOTYPE_FEATURES), so test mode's canned tracks read their family."""
     protos = {}
     for k in model.families:
         own = [i for i in items if i["family"] == k and i["inputs"].get("cues")]
         if own:
             best = max(own, key=lambda i: predict(model, i)[model.families.index(k)])
+            feats = feature_vector(best["inputs"])
             protos[k] = {n: round(float(v), 4) for n, v in best["inputs"]["cues"].items()}
+            protos[k].update({n: round(float(feats[n]), 4) for n in PROTOTYPE_FEATURES if n in feats})
     return replace(model, prototypes=protos)
 
 
@@ -215,6 +220,7 @@ def log_loss(items, probs, fams) -> float:
 
 SURE = 0.6                      # CONTRACT.md section 5: a family claimed
 PRECISION_MIN = 0.9             # at SURE or more, right at least 9 times in 10 (out of fold)
+CLAIM_SLACK = 1                 # right claims a setting may give up for a lower log loss
 OUTSIDE_SURE_MAX = 0.0          # out of fold, no outside item reads a family at SURE+ ("never", CONTRACT 6)
 
 
@@ -235,12 +241,15 @@ def sure_counts(items: list[dict], probs: list, fams: tuple) -> tuple[int, int, 
 
 def choose(items: list[dict]) -> tuple[float, float, float, float]:
     """(tempo weight, temperature, outside log prior, out-of-fold log loss):
-    out of fold, the setting whose confidences claim the most families rightly
-    at SURE or more while those claims are right PRECISION_MIN of the time and
-    at most OUTSIDE_SURE_MAX of the outside items are claimed (CONTRACT.md
-    sections 5-6); ties by the least log loss. The prior is at temperature 1
-    (scores are divided by the temperature after it is added)."""
-    best, best_key = None, None
+    out of fold, among the settings whose claims (confidences of SURE or more)
+    are right PRECISION_MIN of the time and claim at most OUTSIDE_SURE_MAX of the
+    outside items (CONTRACT.md sections 5-6), the least log loss of those within
+    CLAIM_SLACK right claims of the most. The slack keeps the selection from
+    buying one more claim with confidences sharpened toward 0 and 1 (the
+    lowest temperature won by a single claim and doubled nothing but the
+    log loss). The prior is at temperature 1 (scores are divided by the
+    temperature after it is added)."""
+    candidates = []
     for w in TEMPO_WEIGHTS:
         for prior in OUTSIDE_LOG_PRIORS:
             probs, fams = cross_validated(items, w, 1.0, prior)
@@ -253,11 +262,12 @@ def choose(items: list[dict]) -> tuple[float, float, float, float]:
                 right, claimed, outside = sure_counts(items, scaled, fams)
                 if claimed and (right / claimed < PRECISION_MIN or outside > OUTSIDE_SURE_MAX):
                     continue
-                loss = log_loss(items, scaled, fams)
-                key = (right, -loss)
-                if best_key is None or key > best_key:
-                    best, best_key = (w, float(t), prior, loss), key
-    return best
+                candidates.append((right, log_loss(items, scaled, fams), (w, float(t), prior)))
+    most = max(c[0] for c in candidates)
+    right, loss, (w, t, prior) = min((c for c in candidates if c[0] >= most - CLAIM_SLACK),
+                                     key=lambda c: c[1])
+    print(f"selection: {right} right claims (the most: {most}), out-of-fold log loss {loss:.3f}")
+    return w, t, prior, loss
 
 
 def main() -> None:

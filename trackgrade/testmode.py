@@ -39,7 +39,7 @@ from trackgrade.engine.features import (BAND_NAMES, TEMPO_RELATIONS, CodecPeak, 
                                         Groove, Key, Loudness, MonoFold, Rhythm, Section, Spectrum,
                                         Stereo, Structure, TempoReading, Tonality)
 from trackgrade.grading import build_analysis, check_mastering_status
-from trackgrade.grading.genre_model import default_model, typical_cues
+from trackgrade.grading.genre_model import default_model, typical_cues, typical_features
 from trackgrade.grading.genres import get_profile
 from trackgrade.musical_keys import TONICS
 from trackgrade.musical_keys import camelot as camelot_for
@@ -163,9 +163,11 @@ def _canned_mono(correlation: float) -> MonoFold:
                     band_loss_db={b: float(-10.0 * np.log10((1.0 + c) / 2.0)) for b, c in corr.items()})
 
 
-def _canned_content(duration: float) -> ContentCues:
-    """A full mix's content cues (profiles.json "content")."""
+def _canned_content(duration: float, typical: dict[str, float]) -> ContentCues:
+    """A full mix's content cues (profiles.json "content"), with the family's
+    typical layers, peak share and band spread where the genre model has them."""
     cues = dict(_canned()["content"]["cues"])
+    cues.update({n: v for n, v in typical.items() if n in cues})
     return ContentCues(attack_count=round(cues["attacks_per_s"] * duration), **cues)
 
 
@@ -218,6 +220,9 @@ def canned_features(file_name: str, mastering_status: str, codec_preview: bool =
     alt_dice = _Dice(file_name + "\n" + "alternatives")
     tempo_alts = _tempo_alternatives(bpm, alt_dice)
     cues = typical_cues(default_model(), tpl["family"])     # the family's typical rhythm pattern
+    typical = typical_features(default_model(), tpl["family"])  # and its onsets, beat and layers
+    onset_rate = typical["onsets_per_beat"] * bpm / 60.0 if "onsets_per_beat" in typical else tpl["onset_rate"]
+    beat_strength = typical.get("beat_strength", round(0.5 + 0.3 * dice.next(), 2))
     groove = None if cues is None else Groove(pattern=np.zeros((3, 16)), cues=cues,
                                               bars=int(duration * bpm / 240.0))
     return Features(
@@ -234,7 +239,7 @@ def canned_features(file_name: str, mastering_status: str, codec_preview: bool =
                           band_levels_db={b: 10.0 * np.log10(max(v, 0.01) / 100.0) + rms_dbfs + 6.0
                                           for b, v in bands.items()}),
         rhythm=Rhythm(bpm=bpm, regularity=round(0.86 + 0.1 * dice.next(), 2), beat_times=beats,
-                      onset_rate=tpl["onset_rate"], beat_strength=round(0.5 + 0.3 * dice.next(), 2),
+                      onset_rate=round(onset_rate, 2), beat_strength=round(beat_strength, 2),
                       danceability=round(1.2 + 0.6 * dice.next(), 2),
                       tempo_confidence=round(0.7 + 0.25 * dice.next(), 2), tempo_salient=True,
                       tempo_alternatives=tempo_alts),
@@ -243,7 +248,7 @@ def canned_features(file_name: str, mastering_status: str, codec_preview: bool =
         structure=Structure(sections=sections, energy_curve=energy, curve_hop_s=CURVE_HOP_S),
         groove=groove,
         mono=_canned_mono(corr),
-        content=_canned_content(duration),
+        content=_canned_content(duration, typical),
         codecs=(tuple(CodecPeak(codec=c, bitrate_kbps=k, true_peak_dbtp=round(tp + rise, 1))
                       for c, k, rise in _CODEC_RISE_DB) if codec_preview else None),
     )

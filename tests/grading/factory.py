@@ -15,8 +15,9 @@ import numpy as np
 
 from trackgrade.engine.features import (BAND_NAMES, Dynamics, Features, Groove, Key, Loudness,
                                         Rhythm, Section, Spectrum, Stereo, Structure, Tonality)
-from trackgrade.grading.genre_model import default_model, typical_cues
+from trackgrade.grading.genre_model import default_model, typical_cues, typical_features
 
+HOUSE_TYPICAL = typical_features(default_model(), "house")   # onsets per beat, beat strength
 HOUSE_BANDS = {"sub_bass": 23.3, "bass": 44.6, "low_mid": 16.3, "mid": 11.5,
                "upper_mid": 1.8, "high": 1.1, "air": 1.4}
 CLUB_SECTIONS = (("intro", 0.0, 61.6, 45), ("buildup", 61.6, 92.0, 60), ("drop", 92.0, 153.6, 90),
@@ -49,7 +50,8 @@ def make_features(*, sections=CLUB_SECTIONS, bands=None, duration: float = 240.0
         stereo=Stereo(width=0.075, correlation=0.85),
         spectrum=Spectrum(bands_pct=dict(bands or HOUSE_BANDS), centroid_hz=516.0),
         rhythm=Rhythm(bpm=124.0, regularity=0.93, beat_times=np.arange(0.0, duration, 60 / 124),
-                      onset_rate=6.5, beat_strength=0.7, danceability=1.6, tempo_confidence=0.85,
+                      onset_rate=HOUSE_TYPICAL["onsets_per_beat"] * 124.0 / 60.0,
+                      beat_strength=HOUSE_TYPICAL["beat_strength"], danceability=1.6, tempo_confidence=0.85,
                       tempo_salient=True),
         tonality=Tonality(key=Key("A", "minor", "8A", 0.8), chroma=np.full(12, 1 / 12)),
         structure=Structure(sections=tuple(Section(s, e, l, en) for l, s, e, en in sections),

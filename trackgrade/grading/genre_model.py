@@ -77,6 +77,9 @@ FEATURES = ("beat_strength", "onsets_per_beat", "kick_on_beats", "kick_off_beats
             "hat_swing", "spread")
 GROOVE_CUES = ("kick_on_beats", "kick_off_beats", "snare_one_per_bar", "snare_off_beats", "snare_backbeat",
                "hat_off_beat", "hat_sixteenths", "bass_off_beat", "bar_repeat", "hat_swing")
+# What a family's prototype carries beside its rhythm-pattern cues: the
+# measurements a canned track (test mode) has no family-typical value of.
+PROTOTYPE_FEATURES = ("onsets_per_beat", "beat_strength", "layers", "peak_share", "spread")
 BAND_SHARE_FLOOR = 0.05          # % under which a band counts as this (log of a share)
 # Under this length no pulse found says little (two bars at 120 BPM): the
 # pulse features are then left out instead of counting as "none".
@@ -198,7 +201,15 @@ def typical_cues(model: GenreModel, family: str) -> dict[str, float] | None:
     """The rhythm-pattern cues of the family's clearest labelled item (the one
     the model reads as the family most surely), or None when the model has no
     items of it. Test mode gives canned tracks these."""
-    return dict(model.prototypes[family]) if family in model.prototypes else None
+    proto = model.prototypes.get(family)
+    return None if proto is None else {n: v for n, v in proto.items() if n in GROOVE_CUES}
+
+
+def typical_features(model: GenreModel, family: str) -> dict[str, float]:
+    """The same item's PROTOTYPE_FEATURES (onsets per beat, beat strength, the
+    content stage's layers, peak share and band spread), those it has."""
+    proto = model.prototypes.get(family) or {}
+    return {n: proto[n] for n in PROTOTYPE_FEATURES if n in proto}
 
 
 def _class_log_scores(mean: np.ndarray, spread: np.ndarray, pulse: np.ndarray, features_of,
