@@ -14,7 +14,9 @@ Key: correlation of `key_chroma` with the 24 rotations of a major and a
 minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
 best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
-and second-best key) is the key (`decisive_correlations`, issue 27).
+and second-best key) is the key (`decisive_correlations`, issue 27), or
+its relative when the first frame, where a loop starts on its tonic chord,
+fits the relative better (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
@@ -337,7 +339,8 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
     """Mean chroma and key (None when the audio has no pitched content).
     The key: the best of 24 correlations of `key_chroma` with the key
     templates or Temperley's, whichever is more decisive
-    (`decisive_correlations`). Whether there is pitch is judged as before
+    (`decisive_correlations`), or its relative if the first frame says so
+    (`loop_start_mode`). Whether there is pitch is judged as before
     from the peaks of the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
     taken from, at its rate) let a sub bass line under drums that no rule of
     the long spectrum sees have pitch (`pitch.holds_low_line`); read only
