@@ -204,8 +204,8 @@ def test_a_minor_loop_that_starts_on_its_tonic_chord_is_not_read_as_its_relative
 
 def test_the_loop_start_decides_only_between_a_key_and_its_relative():
     """A first frame that fits the relative better turns the reading; one
-    that fits a third key best still gives the key or its relative; a first frame of one or two
-    pitch classes (a riff's first notes) decides nothing."""
+    that fits a third key best still gives the key or its relative; a first
+    frame of one or two pitch classes (a riff's first notes) decides nothing."""
     corr = key_correlations(np.array([1, 0, 0.5, 0, 0.8, 0.6, 0, 0.9, 0, 0.5, 0, 0.4]))
     best = int(np.argmax(corr))
     assert (best, relative_of(best)) == (0, 21)                 # C major, A minor

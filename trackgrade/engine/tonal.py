@@ -277,8 +277,11 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
     only. Read only when the first frame holds a chord's worth of pitch
     classes (`pitch_spread` of its energy >= MIN_START_SPREAD): a riff or a
     bass line that starts off the tonic does not decide it. Issue 27's
-    "minor or relative major": minor loops read as their relative major;
-    benchmarks/results/key.md has the gain."""
+    "minor or relative major": minor loops were read as their relative
+    major. A major loop that starts on its vi chord reads as its relative
+    minor now; benchmarks/results/key.md has the gain and that cost.
+    The reading's confidence stays that of the templates' best key, which
+    is then the first alternative."""
     best = int(np.argmax(corr))
     if pitch_spread(np.square(first)) < MIN_START_SPREAD:
         return best
