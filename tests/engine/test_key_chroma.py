@@ -16,7 +16,8 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, semitone_magnitude
-from trackgrade.engine.tonal import key_chroma, mean_chroma, measure_tonality
+from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
+                                     measure_tonality, relative_of)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402
@@ -60,7 +61,7 @@ def test_a_sub_bass_line_below_50_hz_is_heard():
     chroma (from 50 Hz) hears nothing."""
     played = [28, 31, 23, 26, 30] * 2            # E1 G1 B0 D1 F#1
     spec = long_spectrum(_line(played, seconds_each=1.5), SR)
-    chroma = key_chroma(spec)
+    chroma, _ = key_chroma(spec)
     assert set(np.argsort(chroma)[::-1][:5]) == {m % 12 for m in played}
     assert mean_chroma(spec)[0].sum() == 0
 
@@ -181,3 +182,38 @@ def test_the_benchmark_reuses_a_peer_answer_only_for_the_same_audio(tmp_path):
     assert again.get("textbook", x, 44100, peer("E")) == ("A", "minor")
     assert PeerAnswers(None).get("textbook", x, 44100, peer("F")) == ("F", "minor")
     assert calls == ["A", "C", "D", "F"]
+
+
+# --- the loop's start decides between a key and its relative (issue 27) ---
+
+@pytest.mark.parametrize("name,truth", [
+    ("chords_C#_minor_i-iv-v_18_r1", ("C#", "minor")),        # dry chords: E major without the rule
+    ("mix_C_minor_i-VI-III-VII_16_d", ("C", "minor")),        # a mix with drums: Eb major without it
+    ("pad_B_minor_i-iv-VII-III_50", ("B", "minor")),          # a dry pad: D major without it
+])
+def test_a_minor_loop_that_starts_on_its_tonic_chord_is_not_read_as_its_relative(name, truth):
+    """Held-out minor loops whose averaged chroma fits the relative major
+    best: the first frame (the loop's tonic chord, several pitch classes)
+    fits the minor key better, so `loop_start_mode` reads it."""
+    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    key = measure_tonality(long_spectrum(x, sr), x).key
+    assert (key.tonic, key.scale) == truth
+
+
+def test_the_loop_start_decides_only_between_a_key_and_its_relative():
+    """A first frame that fits the relative better turns the reading; one
+    that fits a third key best still gives the key or its relative; a first
+    frame of one or two pitch classes (a riff's first notes) decides nothing."""
+    corr = key_correlations(np.array([1, 0, 0.5, 0, 0.8, 0.6, 0, 0.9, 0, 0.5, 0, 0.4]))
+    best = int(np.argmax(corr))
+    assert (best, relative_of(best)) == (0, 21)                 # C major, A minor
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])   # A C E
+    assert loop_start_mode(corr, a_minor / np.linalg.norm(a_minor)) == 21
+    e_major = np.array([0.2, 0.5, 0.2, 0.5, 1.0, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.9])  # E G# B
+    assert int(np.argmax(key_correlations(e_major))) == 4       # fits E major best
+    assert loop_start_mode(corr, e_major / np.linalg.norm(e_major)) in (0, 21)
+    bare = np.zeros(12)
+    bare[[9, 4]] = 1.0                                          # A and E alone
+    assert loop_start_mode(corr, bare / np.linalg.norm(bare)) == 0

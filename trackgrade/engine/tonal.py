@@ -14,7 +14,9 @@ Key: correlation of `key_chroma` with the 24 rotations of a major and a
 minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
 best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
-and second-best key) is the key (`decisive_correlations`, issue 27).
+and second-best key) is the key (`decisive_correlations`, issue 27), or
+its relative when the first frame, where a loop starts on its tonic chord,
+fits the relative better (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
@@ -77,6 +79,7 @@ MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
+MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -261,6 +264,32 @@ def decisive_correlations(chroma: np.ndarray) -> np.ndarray:
     return temperley if heard and _margin(temperley) > _margin(blend) else blend
 
 
+def relative_of(index: int) -> int:
+    """The index (0-23, major C..B then minor C..B) of a key's relative key."""
+    tonic, minor = index % 12, index >= 12
+    return (tonic + 3) % 12 if minor else (tonic + 9) % 12 + 12
+
+
+def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
+    """The key read from `corr`, or its relative when the first frame's chroma
+    (`first`: where a loop or phrase starts, on its tonic chord) fits the
+    relative better (the blended templates), a mode decision between the two
+    only. Read only when the first frame holds a chord's worth of pitch
+    classes (`pitch_spread` of its energy >= MIN_START_SPREAD): a riff or a
+    bass line that starts off the tonic does not decide it. Issue 27's
+    "minor or relative major": minor loops were read as their relative
+    major. A major loop that starts on its vi chord reads as its relative
+    minor now; benchmarks/results/key.md has the gain and that cost.
+    The reading's confidence stays that of the templates' best key, which
+    is then the first alternative."""
+    best = int(np.argmax(corr))
+    if pitch_spread(np.square(first)) < MIN_START_SPREAD:
+        return best
+    relative = relative_of(best)
+    start = key_correlations(first)
+    return relative if start[relative] > start[best] else best
+
+
 def estimate_key(chroma: np.ndarray) -> tuple[int, str, float, float]:
     """(tonic pitch class, scale, best correlation, margin to the second best)."""
     corr = key_correlations(chroma)
@@ -299,20 +328,22 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def key_chroma(spec: Spectrogram) -> np.ndarray:
+def key_chroma(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray]:
     """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum. The bass's register counts like any other."""
-    frames = fold_octaves(semitone_magnitude(spec, 0.0))
-    return _averaged(spec, frames)
+    unit maximum; and (12,) the first frame's at unit energy. The bass's
+    register counts like any other."""
+    frames = _unit_energy(fold_octaves(semitone_magnitude(spec, 0.0)))
+    return _averaged(spec, frames), frames[0]
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
     """Mean chroma and key (None when the audio has no pitched content).
     The key: the best of 24 correlations of `key_chroma` with the key
     templates or Temperley's, whichever is more decisive
-    (`decisive_correlations`). Whether there is pitch is judged as before
+    (`decisive_correlations`), or its relative if the first frame says so
+    (`loop_start_mode`). Whether there is pitch is judged as before
     from the peaks of the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
     taken from, at its rate) let a sub bass line under drums that no rule of
     the long spectrum sees have pitch (`pitch.holds_low_line`); read only
@@ -331,10 +362,11 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    corr = decisive_correlations(key_chroma(spec))
+    chroma, first = key_chroma(spec)
+    corr = decisive_correlations(chroma)
     order = np.argsort(corr)[::-1]
-    best_index = int(order[0])
-    best, runner_up = float(corr[best_index]), float(corr[order[1]])
+    best_index = loop_start_mode(corr, first)
+    best, runner_up = float(corr[order[0]]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
     # one tone or a bare interval fits many keys equally: a held note keeps
