@@ -8,12 +8,12 @@ the range of a constant-Q chroma from C1 with the octave below's top note).
 A semitone's energy is the power summed over its bins and its magnitude the
 square root (a constant-Q bin's magnitude); the chroma folds the octaves
 together. Below C3 (`LINE_BELOW_MIDI`) a note is a spectral line: there the
-bins count only BROADBAND_SHARE of their power and the rest comes from the
-lines (peaks that stand above the bins 3-4 away, their +-2-bin lobes), so
+bins of lines (peaks that stand above the bins 3-4 away, and their +-2-bin
+lobes) count fully and every other bin BROADBAND_SHARE of its power, so
 the broad low hump a moving filter or a kick leaves between F1 and A1 no
 longer outweighs a wobble's or a bass's notes (issue 27,
-benchmarks/results/key.md, round 3). Computed from the spectrum the other features share: one matrix
-product per track, no second transform of the audio.
+benchmarks/results/key.md, round 3). Computed from the spectrum the other
+features share: one matrix product per track, no second transform of the audio.
 """
 
 from __future__ import annotations
@@ -59,38 +59,38 @@ def line_cut(n_fft: int, sample_rate: int, tuning_cents: int) -> int:
     return int(np.floor(440.0 * 2.0 ** (edge / 12) * n_fft / sample_rate)) + 1
 
 
-def line_power(power: np.ndarray, first: int, cut: int, matrix: np.ndarray) -> np.ndarray:
-    """(frames, semitones) power of the spectral lines whose peak bin is in
-    [first, cut): each peak that stands above LINE_PROMINENCE x the summed
-    power of the bins 3 and 4 away on both sides, its lobe (+-LINE_LOBE bins)
-    each bin shared between semitones as the plain map shares it (`matrix`,
-    rows from `first`)."""
-    p = power[:, first - 5:cut + 5].astype(np.float64)
+def line_bins(power: np.ndarray, first: int, cut: int) -> np.ndarray:
+    """(frames, cut - first) True on the bins of spectral lines in [first, cut):
+    each peak that stands above LINE_PROMINENCE x the summed power of the
+    bins 3 and 4 away on both sides, and its lobe (+-LINE_LOBE bins)."""
+    p = power[:, first - 5:cut + 5]
     mid = p[:, 1:-1]
     frame, k = np.nonzero((mid > p[:, :-2]) & (mid >= p[:, 2:]))
     k = k + 1                                         # index into p
     keep = (k >= 5) & (k < p.shape[1] - 5)
     frame, k = frame[keep], k[keep]
-    neigh = sum(p[frame, k + o] for o in (-4, -3, 3, 4))
+    neigh = sum(p[frame, k + o].astype(np.float64) for o in (-4, -3, 3, 4))
     line = p[frame, k] > LINE_PROMINENCE * neigh
-    frame, k = frame[line], k[line]
-    out = np.zeros((power.shape[0], matrix.shape[1]))
+    frame, k = frame[line], k[line] - 5               # index from `first`
+    mask = np.zeros((power.shape[0], cut - first), bool)
     for o in range(-LINE_LOBE, LINE_LOBE + 1):
-        np.add.at(out, frame, p[frame, k + o][:, None] * matrix[np.clip(k + o - 5, 0, cut - first - 1)])
-    return out
+        j = k + o
+        inside = (j >= 0) & (j < cut - first)
+        mask[frame[inside], j[inside]] = True
+    return mask
 
 
 def semitone_magnitude(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
     """(frames, semitones) magnitude of each tuned semitone B0..B7; below
-    LINE_BELOW_MIDI from the spectral lines and BROADBAND_SHARE of the bins."""
+    LINE_BELOW_MIDI the bins of spectral lines count fully, the others
+    BROADBAND_SHARE of their power."""
     cents = int(round(tuning_cents))
     matrix, first, last = semitone_weights(spec.n_fft, spec.sample_rate, cents)
     cut = line_cut(spec.n_fft, spec.sample_rate, cents)
-    high = (spec.power[:, cut:last] @ matrix[cut - first:]).astype(np.float64)
-    low = (spec.power[:, first:cut] @ matrix[:cut - first]).astype(np.float64)
-    power = high + BROADBAND_SHARE * low + (1.0 - BROADBAND_SHARE) * line_power(
-        spec.power, first, cut, matrix)
-    return np.sqrt(np.maximum(power, 0.0))
+    low = spec.power[:, first:cut] * np.where(line_bins(spec.power, first, cut), np.float32(1.0),
+                                              np.float32(BROADBAND_SHARE))
+    power = spec.power[:, cut:last] @ matrix[cut - first:] + low @ matrix[:cut - first]
+    return np.sqrt(np.maximum(power.astype(np.float64), 0.0))
 
 
 def fold_octaves(semitones: np.ndarray) -> np.ndarray:
