@@ -63,7 +63,7 @@ def line_bins(power: np.ndarray, first: int, cut: int) -> np.ndarray:
     """(frames, cut - first) True on the bins of spectral lines in [first, cut):
     each peak that stands above LINE_PROMINENCE x the summed power of the
     bins 3 and 4 away on both sides, and its lobe (+-LINE_LOBE bins)."""
-    p = power[:, first - 5:cut + 5]
+    p = power[:, first - 5:cut + 5]                   # 5: the bins 3-4 away, and a peak's neighbour
     mid = p[:, 1:-1]
     frame, k = np.nonzero((mid > p[:, :-2]) & (mid >= p[:, 2:]))
     k = k + 1                                         # index into p
