@@ -7,8 +7,13 @@ tuned semitone centres by linear interpolation, from B0 to B7 (MIDI 23-107,
 the range of a constant-Q chroma from C1 with the octave below's top note).
 A semitone's energy is the power summed over its bins and its magnitude the
 square root (a constant-Q bin's magnitude); the chroma folds the octaves
-together. Computed from the spectrum the other features share: one matrix
-product per track, no second transform of the audio.
+together. Below C3 (`LINE_BELOW_MIDI`) a note is a spectral line: there the
+bins of lines (peaks that stand above the bins 3-4 away, and their +-2-bin
+lobes) count fully and every other bin BROADBAND_SHARE of its power, so
+the broad low hump a moving filter or a kick leaves between F1 and A1 no
+longer outweighs a wobble's or a bass's notes (issue 27,
+benchmarks/results/key.md, round 3). Computed from the spectrum the other
+features share: one matrix product per track, no second transform of the audio.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ import numpy as np
 from trackgrade.engine.frames import Spectrogram
 
 MIDI_RANGE = (23, 108)        # B0 (30.9 Hz) .. B7 (3951 Hz), upper bound exclusive
+LINE_BELOW_MIDI = 48          # C3: below it semitones are read from spectral lines
+BROADBAND_SHARE = 0.15        # share of the bins' own power kept below C3
+LINE_PROMINENCE = 1.0         # a line's peak > this x the power of the bins 3 and 4 away
+LINE_LOBE = 2                 # bins either side of a line's peak counted as the line
 
 
 @lru_cache(maxsize=4)
@@ -43,11 +52,44 @@ def semitone_weights(n_fft: int, sample_rate: int, tuning_cents: int
     return np.ascontiguousarray(matrix[:, 1:-1]), first, last
 
 
+@lru_cache(maxsize=4)
+def line_cut(n_fft: int, sample_rate: int, tuning_cents: int) -> int:
+    """The first bin above the semitones below LINE_BELOW_MIDI."""
+    edge = LINE_BELOW_MIDI - 0.5 - 69 + tuning_cents / 100.0
+    return int(np.floor(440.0 * 2.0 ** (edge / 12) * n_fft / sample_rate)) + 1
+
+
+def line_bins(power: np.ndarray, first: int, cut: int) -> np.ndarray:
+    """(frames, cut - first) True on the bins of spectral lines in [first, cut):
+    each peak that stands above LINE_PROMINENCE x the summed power of the
+    bins 3 and 4 away on both sides, and its lobe (+-LINE_LOBE bins)."""
+    p = power[:, first - 5:cut + 5]                   # 5: the bins 3-4 away, and a peak's neighbour
+    mid = p[:, 1:-1]
+    frame, k = np.nonzero((mid > p[:, :-2]) & (mid >= p[:, 2:]))
+    k = k + 1                                         # index into p
+    keep = (k >= 5) & (k < p.shape[1] - 5)
+    frame, k = frame[keep], k[keep]
+    neigh = sum(p[frame, k + o].astype(np.float64) for o in (-4, -3, 3, 4))
+    line = p[frame, k] > LINE_PROMINENCE * neigh
+    frame, k = frame[line], k[line] - 5               # index from `first`
+    mask = np.zeros((power.shape[0], cut - first), bool)
+    for o in range(-LINE_LOBE, LINE_LOBE + 1):
+        j = k + o
+        inside = (j >= 0) & (j < cut - first)
+        mask[frame[inside], j[inside]] = True
+    return mask
+
+
 def semitone_magnitude(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
-    """(frames, semitones) magnitude of each tuned semitone B0..B7."""
-    matrix, first, last = semitone_weights(spec.n_fft, spec.sample_rate,
-                                           int(round(tuning_cents)))
-    power = spec.power[:, first:last] @ matrix
+    """(frames, semitones) magnitude of each tuned semitone B0..B7; below
+    LINE_BELOW_MIDI the bins of spectral lines count fully, the others
+    BROADBAND_SHARE of their power."""
+    cents = int(round(tuning_cents))
+    matrix, first, last = semitone_weights(spec.n_fft, spec.sample_rate, cents)
+    cut = line_cut(spec.n_fft, spec.sample_rate, cents)
+    low = spec.power[:, first:cut] * np.where(line_bins(spec.power, first, cut), np.float32(1.0),
+                                              np.float32(BROADBAND_SHARE))
+    power = spec.power[:, cut:last] @ matrix[cut - first:] + low @ matrix[:cut - first]
     return np.sqrt(np.maximum(power.astype(np.float64), 0.0))
 
 
