@@ -13,8 +13,9 @@ from tests.grading.factory import make_features
 DOC = build_analysis(make_features(), file_name="v.wav", mastering_status="master").to_dict()
 
 
-def mutate(path, value):
-    doc = copy.deepcopy(DOC)
+def mutate(path, value, source=DOC):
+    """A deep copy of `source` with the value at a dotted path set (KeyError: removed)."""
+    doc = copy.deepcopy(source)
     parts = path.split(".")
     target = doc
     for p in parts[:-1]:
@@ -93,13 +94,4 @@ def test_canned_document_carries_alternatives():
     ("key.alternatives.1.confidence", 7), ("key.alternatives.0.scale", "lydian"),
 ])
 def test_each_broken_reading_is_reported(path, value):
-    doc = copy.deepcopy(CANNED)
-    parts = path.split(".")
-    target = doc
-    for p in parts[:-1]:
-        target = target[int(p)] if p.isdigit() else target[p]
-    if value is KeyError:
-        del target[parts[-1]]
-    else:
-        target[parts[-1]] = value
-    assert validate_document(doc), f"{path}={value!r} passed"
+    assert validate_document(mutate(path, value, CANNED)), f"{path}={value!r} passed"
