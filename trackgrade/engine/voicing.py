@@ -149,22 +149,11 @@ def _effective_number(shares: np.ndarray) -> np.ndarray:
 
 def semitone_power(spec: Spectrogram, rows: np.ndarray) -> np.ndarray:
     """(len(rows), semitones B0..B7) power of those frames on the A440 semitone
-    grid: `semitones.semitone_magnitude` squared, each bin shared between its
-    two nearest semitones the same way, summed with one bincount instead of
-    its dense matrix product (a few frames: no BLAS threads to wake)."""
-    lo, hi = MIDI_RANGE
-    _, first, last = semitone_weights(spec.n_fft, spec.sample_rate, 0)
-    pos = 69 + 12 * np.log2(spec.freqs[first:last] / 440.0) - lo
-    below = np.floor(pos).astype(np.intp)
-    frac = pos - below
-    index = np.concatenate([below, below + 1])
-    weight = np.concatenate([1 - frac, frac])
-    inside = (index >= 0) & (index < hi - lo)
-    index, weight = index[inside], weight[inside]
-    bins = np.concatenate([np.arange(first, last)] * 2)[inside]
-    values = spec.power[rows][:, bins].astype(np.float64) * weight
-    flat = (np.arange(len(rows))[:, None] * (hi - lo) + index).ravel()
-    return np.bincount(flat, weights=values.ravel(), minlength=len(rows) * (hi - lo)).reshape(len(rows), hi - lo)
+    grid (`semitones.semitone_weights`, each bin shared between its two
+    nearest semitones), without the key's low-line weighting: these cues
+    ask how the power spreads over the register, broad lows included."""
+    matrix, first, last = semitone_weights(spec.n_fft, spec.sample_rate, 0)
+    return spec.power[rows][:, first:last].astype(np.float64) @ matrix.astype(np.float64)
 
 
 def semitone_cues(spec: Spectrogram) -> dict[str, float]:
