@@ -16,8 +16,9 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, semitone_magnitude
+from trackgrade.engine.decode import decode
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
-                                     measure_tonality, relative_of)
+                                     measure_tonality, relative_of, start_frame)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402
@@ -217,6 +218,31 @@ def test_the_loop_start_decides_only_between_a_key_and_its_relative():
     bare = np.zeros(12)
     bare[[9, 4]] = 1.0                                          # A and E alone
     assert loop_start_mode(corr, bare / np.linalg.norm(bare)) == 0
+
+
+def test_the_loop_starts_where_the_harmony_enters_not_on_a_drum_intro():
+    """Leading frames that fit no key (a drum intro's near-flat chroma) are
+    not the loop's start when most frames fit one: the first that does is.
+    When most frames fit none (a lone wobble over drums) the first frame
+    stays the start."""
+    flat = np.full(12, 1.0) + 0.05 * np.sin(np.arange(12))
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])
+    f_major = np.roll(np.array([1.0, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.8, 0.2, 0.5, 0.2, 0.5]), 5)
+    unit = [c / np.linalg.norm(c) for c in (flat, a_minor, f_major)]
+    frames = np.array([unit[0]] * 3 + [unit[1], unit[2]] * 3)
+    assert np.array_equal(start_frame(frames), unit[1])
+    assert np.array_equal(start_frame(np.array([unit[0]] * 5 + [unit[1]] * 2)), unit[0])
+
+
+def test_the_readme_demo_reads_its_key_a_minor():
+    """fixtures/demo.mp3 (fixtures/make_demo.py: Am-F-C-G, A minor) opens on
+    four bars of kick and hats: its first frame is drums, so the loop's start
+    is where the chords enter (on Am), and the reading is A minor, not its
+    relative C major."""
+    demo = Path(__file__).resolve().parents[2] / "fixtures" / "demo.mp3"
+    audio = decode(demo.read_bytes(), file_name="demo.mp3")
+    key = measure_tonality(long_spectrum(audio.samples, audio.sample_rate), audio.samples).key
+    assert (key.tonic, key.scale) == ("A", "minor")
 
 
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---

@@ -15,8 +15,9 @@ minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
 best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
-its relative when the first frame, where a loop starts on its tonic chord,
-fits the relative better (`loop_start_mode`).
+its relative when the frame where the loop starts on its tonic chord (the
+first that fits a key, past a drum intro: `start_frame`) fits the relative
+better (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
@@ -328,14 +329,28 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
+def start_frame(frames: np.ndarray) -> np.ndarray:
+    """(12,) the chroma of the frame where the music starts: when most of
+    `frames` (each at unit energy) fit a key (their best correlation with the
+    key templates at least MIN_CORRELATION, as pitch must fit a key), the
+    first that does; otherwise the first frame. A track that opens on drums alone, a riser
+    or silence starts its loop where the harmony enters: a drum intro's
+    near-flat chroma (the README demo's four bars of kick and hats) says
+    nothing about the mode."""
+    fit = (key_templates() @ _zscore(frames).T).max(axis=0)
+    if not np.median(fit) >= MIN_CORRELATION:
+        return frames[0]
+    return frames[int(np.argmax(fit >= MIN_CORRELATION))]
+
+
 def key_chroma(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray]:
     """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum; and (12,) the first frame's at unit energy. The bass's
-    register counts like any other."""
+    unit maximum; and (12,) the start frame's at unit energy (`start_frame`).
+    The bass's register counts like any other."""
     frames = _unit_energy(fold_octaves(semitone_magnitude(spec, 0.0)))
-    return _averaged(spec, frames), frames[0]
+    return _averaged(spec, frames), start_frame(frames)
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
