@@ -4,6 +4,9 @@ that fills the gaps between the kicks."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,7 +14,7 @@ from tests.parts import render_part
 from trackgrade.engine.frames import Spectrogram, long_spectrum
 from trackgrade.engine.pitch import (COMB_TOP_HZ, MIN_HOLD_FLOOR_DB, MIN_HOLD_PEAK,
                                      MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, comb_lines,
-                                     holds_low_line, low_hold, note_rise_db, second_note_power,
+                                     fundamental_lines, holds_low_line, low_hold, note_rise_db, second_note_power,
                                      sustained_low_share)
 from trackgrade.engine.tonal import chroma_frames, measure_tonality, tonal_band
 
@@ -65,6 +68,44 @@ def test_one_ring_in_many_frames_is_one_note():
                               np.array([4.0, 3.0, 2.0, 1.0]))
     assert chord == pytest.approx(3.0)
     assert second_note_power(np.array([440.0]), np.array([1.0])) == 0.0
+
+
+def test_a_lone_line_an_octave_below_a_partial_is_its_fundamental():
+    """A partial at 138.6 Hz over a line at 69.3 Hz that stands alone: the
+    fundamental's power; the same over a comb of equal lines 2 Hz apart (a
+    kick repeated at 120 BPM) or over nothing: none."""
+    spec = _smooth_spectrum()
+    bin_hz = SR / spec.n_fft
+    alone = spec.power.copy()
+    alone[:, int(round(69.3 / bin_hz))] = 50.0
+    comb = spec.power.copy()
+    for hz in np.arange(55.3, 85.0, 2.0):
+        comb[:, int(round(hz / bin_hz))] = 50.0
+    frame, freq = np.array([0, 3]), np.array([138.6, 138.6])
+    for power, expected in ((alone, 50.0), (comb, 0.0), (spec.power, 0.0)):
+        got = fundamental_lines(Spectrogram(power=power, freqs=spec.freqs, hop_s=spec.hop_s,
+                                            n_fft=spec.n_fft, sample_rate=SR), frame, freq)
+        assert got.tolist() == [expected, expected]
+
+
+@pytest.mark.parametrize("name", ["wobble_C#_major_38_d_r2", "wobble_C#_minor_38_d_r2"])
+def test_a_wobble_held_on_one_note_over_drums_has_pitch(name):
+    """A synth bass held on C#2 (69.3 Hz) under a 1/16 wobble over a four-to-
+    the-floor kit at 120 BPM: its only partial above 100 Hz that stands is
+    the second harmonic (one note, like a drum's ring), its fundamental sits
+    on the kick's comb. The fundamental standing alone an octave below names
+    it a note: the key's tonic is C# (no key before)."""
+    import soundfile as sf
+
+    from tests.truth import render_recorded
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import key_material
+
+    item = next(i for i in key_material.items() if i["spec"]["name"] == name)
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    key = measure_tonality(long_spectrum(x, sr), x).key
+    assert key is not None and key.tonic == "C#", key
 
 
 def _rise(x: np.ndarray, sr: int = SR) -> float:

@@ -14,7 +14,9 @@
   note repeated every eighth draws such a pair too, around its pitch, where
   the smoothed spectrum has a bump and the sweep's has none), and what is
   left of a drum loop is one ring (the kick's, a snare's body) in a few
-  frames: one note. Notes have a second one (`second_note_power`).
+  frames: one note. Notes have a second one (`second_note_power`), or a
+  fundamental standing alone an octave below (`fundamental_lines`: a wobble
+  whose filter lets one harmonic stand over a kick's comb).
 * `note_rise_db`: a bass line under drums moves between notes, a drum loop
   repeats. Per frame and semitone of the bass register (C1-B3 fundamentals on
   the tuned grid), the power smoothed over +-3 Hz (`bass.smoothed_at`, so a
@@ -107,7 +109,9 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
     it. Lines of that comb that still stand (`comb_lines`) are dropped, a pair
     around a repeated note counts at the note; the rest count when they hold
     two notes (the second's power at least SECOND_NOTE_SHARE of the share's
-    threshold: what is left of a drum loop is one ring) and at least
+    threshold: what is left of a drum loop is one ring; a lone line an
+    octave below a partial, `fundamental_lines`, is its note's fundamental
+    and counts as a second) and at least
     MIN_PITCHED_PEAKS partials (`_share_of_notes`)."""
     lo, hi = band
     total = float(spec.power[:, lo:hi].sum(dtype=np.float64))
@@ -126,10 +130,41 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
         neigh = sum(spec.power[frame[todo], np.clip(k[todo] + o, 0, last)] for o in offsets)
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
     comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
-    freq, power = freq[~comb], power[stands][~comb]
-    if second_note_power(freq, power) < SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total:
+    frame, freq, power = frame[stands][~comb], freq[~comb], power[stands][~comb]
+    below = fundamental_lines(spec, frame, freq)
+    heard = below > 0
+    if second_note_power(np.concatenate([freq, 0.5 * freq[heard]]),
+                         np.concatenate([power, below[heard]])) < (SECOND_NOTE_SHARE * MIN_PITCHED_SHARE
+                                                                   * total):
         return 0.0
     return _share_of_notes(freq, power, total)
+
+
+def fundamental_lines(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray) -> np.ndarray:
+    """(n,) the power of the line an octave below each partial (`freq` in
+    its `frame`), 0 where there is none: a peak within a bin of half the
+    frequency that stands LOW_ALONE_FACTOR times above every bin
+    LOW_ALONE_BINS away (`sustained_low_share`'s test of a lone line, which
+    a drum loop's comb fails). A held note whose only partial above
+    TONAL_MIN_HZ that stands is its second harmonic (a wobble's filter
+    passes little else) then has its fundamental as a second note; a drum's
+    ring is one mode, with no line an octave below it."""
+    out = np.zeros(freq.size)
+    if freq.size == 0:
+        return out
+    p = spec.power
+    last = p.shape[1] - 1
+    near, far = LOW_ALONE_BINS
+    k = np.rint(0.5 * freq * spec.n_fft / spec.sample_rate).astype(np.intp)
+    around = p[frame[:, None], np.clip(k[:, None] + np.arange(-1, 2), 0, last)]
+    j = k - 1 + np.argmax(around, axis=1)
+    value = p[frame, j]
+    peak = (value > p[frame, np.clip(j - 1, 0, last)]) & (value >= p[frame, np.clip(j + 1, 0, last)])
+    offsets = np.concatenate([np.arange(-far, -near + 1), np.arange(near, far + 1)])
+    others = p[frame[:, None], np.clip(j[:, None] + offsets, 0, last)].max(axis=1)
+    alone = peak & (value > LOW_ALONE_FACTOR * others)
+    out[alone] = value[alone]
+    return out
 
 
 def sustained_low_share(spec: Spectrogram, top: int) -> float:
