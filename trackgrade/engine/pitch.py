@@ -131,12 +131,13 @@ def pitched_share(spec: Spectrogram, frame: np.ndarray, freq: np.ndarray,
         stands[todo] = power[todo] > PITCHED_FACTOR * neigh
     comb, freq = comb_lines(spec, frame[stands], freq[upper][stands], power[stands])
     frame, freq, power = frame[stands][~comb], freq[~comb], power[stands][~comb]
-    below = fundamental_lines(spec, frame, freq)
-    heard = below > 0
-    if second_note_power(np.concatenate([freq, 0.5 * freq[heard]]),
-                         np.concatenate([power, below[heard]])) < (SECOND_NOTE_SHARE * MIN_PITCHED_SHARE
-                                                                   * total):
-        return 0.0
+    floor = SECOND_NOTE_SHARE * MIN_PITCHED_SHARE * total
+    if second_note_power(freq, power) < floor:
+        below = fundamental_lines(spec, frame, freq)      # read only for one note
+        heard = below > 0
+        if second_note_power(np.concatenate([freq, 0.5 * freq[heard]]),
+                             np.concatenate([power, below[heard]])) < floor:
+            return 0.0
     return _share_of_notes(freq, power, total)
 
 
