@@ -14,9 +14,9 @@ import pytest
 import soundfile as sf
 
 from tests.truth import real_row, render_recorded
+from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, semitone_magnitude
-from trackgrade.engine.decode import decode
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
                                      measure_tonality, relative_of, start_frame)
 

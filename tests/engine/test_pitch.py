@@ -9,14 +9,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 
 from tests.parts import render_part
+from tests.truth import render_recorded
 from trackgrade.engine.frames import Spectrogram, long_spectrum
 from trackgrade.engine.pitch import (COMB_TOP_HZ, MIN_HOLD_FLOOR_DB, MIN_HOLD_PEAK,
                                      MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, comb_lines,
-                                     fundamental_lines, holds_low_line, low_hold, note_rise_db, second_note_power,
-                                     sustained_low_share)
+                                     fundamental_lines, holds_low_line, low_hold, note_rise_db,
+                                     second_note_power, sustained_low_share)
 from trackgrade.engine.tonal import chroma_frames, measure_tonality, tonal_band
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import key_material  # noqa: E402
 
 SR = 44100
 
@@ -95,12 +100,6 @@ def test_a_wobble_held_on_one_note_over_drums_has_pitch(name):
     the second harmonic (one note, like a drum's ring), its fundamental sits
     on the kick's comb. The fundamental standing alone an octave below names
     it a note: the key's tonic is C# (no key before)."""
-    import soundfile as sf
-
-    from tests.truth import render_recorded
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import key_material
-
     item = next(i for i in key_material.items() if i["spec"]["name"] == name)
     path, = render_recorded([item["spec"]])
     x, sr = sf.read(path, dtype="float32", always_2d=True)

@@ -333,10 +333,10 @@ def start_frame(frames: np.ndarray) -> np.ndarray:
     """(12,) the chroma of the frame where the music starts: when most of
     `frames` (each at unit energy) fit a key (their best correlation with the
     key templates at least MIN_CORRELATION, as pitch must fit a key), the
-    first that does; otherwise the first frame. A track that opens on drums alone, a riser
-    or silence starts its loop where the harmony enters: a drum intro's
-    near-flat chroma (the README demo's four bars of kick and hats) says
-    nothing about the mode."""
+    first that does; otherwise the first frame. A track that opens on drums
+    alone, a riser or silence starts its loop where the harmony enters: a
+    drum intro's near-flat chroma (the README demo's four bars of kick and
+    hats) says nothing about the mode."""
     fit = (key_templates() @ _zscore(frames).T).max(axis=0)
     if not np.median(fit) >= MIN_CORRELATION:
         return frames[0]
