@@ -54,11 +54,10 @@ def test_the_main_command_grades_the_demo_with_its_known_tempo_and_key():
     doc = json.loads(run.stdout)
     assert validate_document(doc) == []
     assert abs(doc["tempo"]["bpm"] - 124.0) <= 0.5
-    # the demo is Am-F-C-G over a kick whose body rings at G1: the earlier rules
-    # read A minor (they were fitted on this synthesizer); the textbook reading
-    # issue 27 adopted (benchmarks/results/key.md) reads G major here, as the
-    # textbook CQT method does (Essentia: C major). Its camelot must match it.
+    # the demo is Am-F-C-G after four bars of kick and hats: the loop starts
+    # where the harmony enters, on A minor (benchmarks/results/key.md, round 4)
     key = doc["key"]
+    assert (key["key"], key["scale"]) == ("A", "minor")
     assert key["key"] in TONICS and key["camelot"] == camelot(key["key"], key["scale"])
     assert abs(doc["duration_seconds"] - 16 * 4 * 60 / 124) < 0.1
     # a 31 s demo is a part (CONTRACT.md section 6): one section, `part`
