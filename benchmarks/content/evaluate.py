@@ -82,8 +82,9 @@ def predict(rows: list[dict]) -> list[tuple[str, str, float]]:
     """(truth, kind, confidence) of each row with the shipped model and decision table."""
     out = []
     for r in rows:
-        p = probabilities(inputs(corpus.features_of(r)))
-        best = decide(p, r["duration_s"])
+        values = inputs(corpus.features_of(r))
+        p = probabilities(values)
+        best = decide(p, r["duration_s"], values)
         out.append((r["kind"], KINDS[best], float(p[best])))
     return out
 
