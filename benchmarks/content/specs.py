@@ -225,13 +225,13 @@ FRESH_NOTES = (1, 6, 8, 9, 13, 14, 26, 45, 46, 47, 112, 113, 115, 116, 117, 118)
 
 def fresh_specs() -> list[tuple[dict, str, str]]:
     """One-shots (one hit of a fresh kit, one note of a fresh GM program; from
-    half a second to 8 s, some in a room) and loops of the fresh kits: every
+    1.5 s, the product refuses audio under 1 s, to 8 s, some in a room) and loops of the fresh kits: every
     groove, and sparse ones (one hit per beat or per bar: repeated events)."""
     rng = np.random.default_rng(2627)
     out = []
 
     def shot(name, tracks, source):
-        out.append((_spec(name, float(rng.choice([90, 120, 150])), int(rng.choice([1, 2, 3, 4, 6, 8, 12])),
+        out.append((_spec(name, float(rng.choice([90, 120])), int(rng.choice([3, 4, 6, 8, 12])),
                           tracks, int(rng.integers(1e6)), reverb=bool(rng.random() < 0.3)), "one_shot", source))
 
     for kit in FRESH_KITS:
