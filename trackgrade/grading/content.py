@@ -62,8 +62,8 @@ LONG_PART_MIN = 0.7
 # and more; a loop's next hit 10-40 dB) and it has fallen 30 dB under the
 # attack before ONE_EVENT_RING of the audio is over (a held note or a drone is
 # heard to the end). No render, real clip or fresh source other than a
-# one-shot meets both (benchmarks/results/content.md); a reverse cymbal (a
-# riser: its level climbs 5.5 dB after the first loud frame) does not
+# one-shot meets both (benchmarks/results/content.md); a riser (a reverse
+# cymbal) does not: it climbs the last ~6 dB to its peak after its first loud frame
 ONE_EVENT_DB = 5.0
 ONE_EVENT_RING = 0.6
 
