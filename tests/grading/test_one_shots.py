@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from trackgrade.grading.content import KINDS, MIX_MARGIN, decide, detect_content
+from trackgrade.limits import PART_MAX_S
 from trackgrade.pipeline import measure
 
 from tests.truth import render_recorded
@@ -64,3 +65,11 @@ def test_one_event_is_a_one_shot_whatever_the_model_prefers():
     assert KINDS[decide(p, 3.0, one)] == "one_shot"
     assert KINDS[decide(p, 3.0, again)] == "drums"
     assert KINDS[decide(p, 3.0, None, MIX_MARGIN)] == "drums"
+
+
+def test_a_long_recording_is_never_forced_to_one_hit():
+    """A recording of PART_MAX_S or more is usually a track: the one-event
+    rule does not apply (a long fade is not a one-shot)."""
+    p = np.full(len(KINDS), 0.05)
+    p[KINDS.index("mix")] = 0.7
+    assert KINDS[decide(p, PART_MAX_S, {"rebound_db": 0.5, "ring_share": 0.2})] == "mix"

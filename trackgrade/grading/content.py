@@ -13,9 +13,10 @@ sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
 
-`decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN). A file the
-engine measured no cues for (documents of older versions, canned
-test-mode tracks without them) reads as a `mix` with confidence 1.
+`decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN, ONE_EVENT_DB,
+ONE_EVENT_RING). A file the engine measured no cues for (documents of older
+versions, canned test-mode tracks without them) reads as a `mix` with
+confidence 1.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ LONG_PART_MIN = 0.7
 # attack the level never climbs back ONE_EVENT_DB (a new attack climbs 6 dB
 # and more; a loop's next hit 10-40 dB) and it has fallen 30 dB under the
 # attack before ONE_EVENT_RING of the audio is over (a held note or a drone is
-# heard to the end). No render, real clip or fresh source other than a
-# one-shot meets both (benchmarks/results/content.md); a riser (a reverse
-# cymbal) does not: it climbs the last ~6 dB to its peak after its first loud frame
+# heard to the end), in audio shorter than PART_MAX_S. No render, real clip or
+# fresh source other than a one-shot meets both (benchmarks/results/content.md);
+# a riser (a reverse cymbal) does not: it climbs the last ~6 dB to its peak
+# after its first loud frame
 ONE_EVENT_DB = 5.0
 ONE_EVENT_RING = 0.6
 
@@ -139,7 +141,7 @@ def decide(p: np.ndarray, duration_s: float, values: dict[str, float] | None = N
            margin: float = MIX_MARGIN) -> int:
     """The kind's index from the probabilities and, when given, the inputs
     (the table above; `margin`: another MIX_MARGIN, for comparisons)."""
-    if values is not None and one_event(values):
+    if values is not None and duration_s < PART_MAX_S and one_event(values):
         return KINDS.index(ONE_SHOT)
     best, mix = int(np.argmax(p)), KINDS.index(MIX)
     if best != mix and (p[best] - p[mix] < margin
