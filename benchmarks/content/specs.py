@@ -214,8 +214,8 @@ def pitched_specs() -> list[tuple[dict, str, str]]:
 
 
 # sources no model is fitted or calibrated on (benchmarks/content/compare.py
-# --fresh, tests/grading/test_one_shots.py): Hydrogen kits and GM programs the
-# specs above never use
+# and evaluate.py report them apart; tests/grading/test_one_shots.py): Hydrogen
+# kits and GM programs the specs above never use
 FRESH_KITS = ("Millo_MultiLayered3", "VariBreaks", "Gimme A Hand 1.0")
 FRESH_HITS = {"Millo_MultiLayered3": ("kick", "snare", "crash", "tom_low", "open_hat"),
               "VariBreaks": ("kick", "snare", "ride", "clap", "tom_high"),
@@ -224,9 +224,10 @@ FRESH_NOTES = (1, 6, 8, 9, 13, 14, 26, 45, 46, 47, 112, 113, 115, 116, 117, 118)
 
 
 def fresh_specs() -> list[tuple[dict, str, str]]:
-    """One-shots (one hit of a fresh kit, one note of a fresh GM program; from
-    1.5 s, the product refuses audio under 1 s, to 8 s, some in a room) and loops of the fresh kits: every
-    groove, and sparse ones (one hit per beat or per bar: repeated events)."""
+    """One-shots (one hit of a fresh kit, one note of a fresh GM program; 1.5
+    to 8 s, since the product refuses audio under 1 s; some in a room) and
+    loops of the fresh kits: every groove, and sparse ones (one hit per beat,
+    every other beat or per bar: repeated events)."""
     rng = np.random.default_rng(2627)
     out = []
 

@@ -94,7 +94,7 @@ def event_cues(level: np.ndarray) -> dict[str, float]:
     its loudest frame (<= 0): after the first attack, one hit only decays."""
     after = level[int(np.argmax(level >= -REBOUND_START_DB)):]
     if not after.size:
-        return {"rebound_db": 0.0, "ring_share": 0.0}
+        return {"rebound_db": 0.0, "ring_share": 1.0}
     floored = np.maximum(after, -REBOUND_FLOOR_DB)
     return {"rebound_db": float(np.max(floored - np.minimum.accumulate(floored))),
             "ring_share": float(np.mean(after > -RING_DB))}
@@ -107,7 +107,7 @@ def level_cues(reg: np.ndarray, hop_s: float) -> dict[str, float]:
     if top <= 0 or total.size < 2:
         return {"sustain_db": -FLOOR_DB, "attacks_per_s": 0.0, "attack_count": 0.0, "layers": 0.0,
                 "low_sustain_db": -FLOOR_DB, "high_sustain_db": -FLOOR_DB, "peak_at": 0.0, "tail_db": -FLOOR_DB,
-                "rebound_db": 0.0, "ring_share": 0.0}
+                "rebound_db": 0.0, "ring_share": 1.0}
     level = _db(total, top)
     heard = level > -FLOOR_DB + 1.0
     loud = float(np.percentile(level[heard], 95))
