@@ -1,6 +1,9 @@
 """The content model at a git revision against this tree's, on the same
 measurements (benchmarks/content/corpus.py's cache): how many items each
-reads right, how many parts it reads as a `mix` and how many mixes as a part.
+reads right, how many parts it reads as a `mix` and how many mixes as a part,
+on the held-out sources, the real clips and the fresh sources no model is
+fitted on (specs.fresh_specs: one-shots and loops of kits and GM programs
+the corpus never uses).
 
     python benchmarks/content/compare.py [--before main] [--before-margin 0.1] [--cv]
 
@@ -33,12 +36,11 @@ from trackgrade.grading import content  # noqa: E402
 
 
 def read(model: dict, margin: float, row: dict) -> tuple[int, float]:
-    """(the kind's index, its probability) under `model` and `margin`."""
-    p = content.probabilities(content.inputs(corpus.features_of(row)), model)
-    best = int(np.argmax(p))
-    if best and (p[best] - p[0] < margin
-                 or row["duration_s"] >= content.PART_MAX_S and p[best] < content.LONG_PART_MIN):
-        best = 0
+    """(the kind's index, its probability) under `model` and `margin`; the
+    one-event rule only for a model that reads its inputs."""
+    values = content.inputs(corpus.features_of(row))
+    p = content.probabilities(values, model)
+    best = content.decide(p, row["duration_s"], values if "ring_share" in model["inputs"] else None, margin)
     return best, float(p[best])
 
 
@@ -96,7 +98,8 @@ def main() -> None:
             "held-out renders, pitched parts": [r for r in rows if not r.get("real") and held_out(r["source"])
                                                 and r["kind"] in ("bass", "harmony", "lead", "texture")],
             "held-out real clips": [r for r in rows if r.get("real") and held_out(r["source"])],
-            "every labelled real clip": [r for r in rows if r.get("real")]}
+            "every labelled real clip": [r for r in rows if r.get("real")],
+            "fresh sources (specs.fresh_specs)": corpus.rendered(fresh=True)}
     print("| model | set | right | part read as mix | mix read as a part | right at 0.6 or more | per kind |")
     print("|---|---|---|---|---|---|---|")
     for name, model, margin in ((args.before, json.loads(shown), args.before_margin),

@@ -117,13 +117,14 @@ def _key(spec: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def rendered(shard: int = 0, shards: int = 1) -> list[dict]:
+def rendered(shard: int = 0, shards: int = 1, fresh: bool = False) -> list[dict]:
     """The renders' measurements; a missing one is made here (`shard` of
-    `shards`: run that many processes to share a cold cache)."""
-    from specs import content_specs
+    `shards`: run that many processes to share a cold cache). `fresh`: the
+    sources no model is fitted on (specs.fresh_specs) instead."""
+    from specs import content_specs, fresh_specs
 
     STORE.mkdir(parents=True, exist_ok=True)
-    items = content_specs()
+    items = fresh_specs() if fresh else content_specs()
     todo = [(spec, STORE / f"{_key(spec)}.json") for spec, _, _ in items]
     missing = [(s, p) for s, p in todo if not p.exists()]
     for spec, path in missing[shard::shards]:
@@ -153,5 +154,6 @@ def real() -> list[dict]:
 if __name__ == "__main__":
     if len(sys.argv) == 3:                  # corpus.py SHARD SHARDS: fill the cache
         rendered(int(sys.argv[1]), int(sys.argv[2]))
+        rendered(int(sys.argv[1]), int(sys.argv[2]), fresh=True)
     else:
-        print(len(rendered()), "rendered;", len(real()), "real")
+        print(len(rendered()), "rendered;", len(rendered(fresh=True)), "fresh;", len(real()), "real")

@@ -5,8 +5,9 @@ before and after: writes benchmarks/results/content.md.
 
 * Confusion matrices of `content.kind`, real clips and recorded-instrument
   renders apart, on the HELD-OUT sources of benchmarks/content/fit.py (whole
-  sources left out: a drum kit, a GM program, a real collection), and on all
-  real clips (the ones in FIT marked), since there are few.
+  sources left out: a drum kit, a GM program, a real collection), on all
+  real clips (the ones in FIT marked), since there are few, and on the fresh
+  sources (specs.fresh_specs: one-shots and loops no model is fitted on).
 * The calibration table of `content.confidence` (bins of the confidence: how
   many, how many right), held-out real and rendered together and apart.
 * Each labelled real clip's verdict before (trackgrade at REV, default
@@ -82,8 +83,9 @@ def predict(rows: list[dict]) -> list[tuple[str, str, float]]:
     """(truth, kind, confidence) of each row with the shipped model and decision table."""
     out = []
     for r in rows:
-        p = probabilities(inputs(corpus.features_of(r)))
-        best = decide(p, r["duration_s"])
+        values = inputs(corpus.features_of(r))
+        p = probabilities(values)
+        best = decide(p, r["duration_s"], values)
         out.append((r["kind"], KINDS[best], float(p[best])))
     return out
 
@@ -133,7 +135,9 @@ def main() -> None:
     rendered, real = corpus.rendered(), corpus.real()
     held_rendered = [r for r in rendered if held_out(r["source"])]
     held_real = [r for r in real if held_out(r["source"])]
+    fresh = corpus.rendered(fresh=True)
     p_rendered, p_real_held, p_real_all = predict(held_rendered), predict(held_real), predict(real)
+    p_fresh = predict(fresh)
     with tempfile.TemporaryDirectory() as tmp:
         before = verdicts([r["path"] for r in real], snapshot(args.before, Path(tmp)))
     after = verdicts([r["path"] for r in real], ROOT)
@@ -155,9 +159,13 @@ def main() -> None:
         f"## Confusion matrix of content.kind: every labelled real clip ({len(real)}; "
         f"{len(real) - len(held_real)} of them from fitted sources)",
         "", confusion(p_real_all), "",
+        f"## Confusion matrix of content.kind: fresh sources ({len(fresh)} renders of kits and GM programs "
+        "no model is fitted or calibrated on, specs.fresh_specs)",
+        "", confusion(p_fresh), "",
         "## Calibration of content.confidence (held-out sources)", "",
         "Rendered and real together:", "", calibration(p_rendered + p_real_held), "",
         "Rendered:", "", calibration(p_rendered), "", "Real:", "", calibration(p_real_held), "",
+        "Fresh sources:", "", calibration(p_fresh), "",
         f"## Each real clip's verdict before ({args.before}) and after", "",
         "| clip | kind (truth) | before: genre · grade · sections | before: warnings and tips "
         "| after: kind · genre · grade · sections | after: warnings and tips |",

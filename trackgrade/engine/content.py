@@ -14,7 +14,14 @@ few milliseconds:
   `low_sustain_db` and `high_sustain_db` (the same median for the low
   register, and for presence + high: a bass line holds the low one, a kick
   drops away; hats and snares fall between hits, a pad holds), `peak_at` (where the loudest frame sits, 0..1)
-  and `tail_db` (the last fifth's level against the loudest: a one-shot dies away);
+  and `tail_db` (the last fifth's level against the loudest: a one-shot dies away),
+  `rebound_db` (from the first frame within REBOUND_START_DB of the loudest,
+  how far the level ever climbs back over the lowest it has fallen to since,
+  floored at REBOUND_FLOOR_DB: one hit or one note only decays, ~0; a loop
+  hits again, 10-40; a held sound neither falls nor climbs, a few dB) and
+  `ring_share` (the share of the frames from that first attack on that stay
+  within RING_DB of the loudest: a hit rings for a moment and dies, a held
+  sound or a loop is heard to the end);
 * the long spectrum (at most `LONG_FRAMES` of its frames) gives
   `peak_share` (per octave from 100 Hz to 3.2 kHz, the share of its power in
   its loudest 5 % of bins, averaged over the octaves that hold power:
@@ -54,6 +61,9 @@ PEAK_BINS = 0.05           # share of an octave's bins that counts as "its loude
 OCTAVE_MIN_SHARE = 0.02    # an octave counts when it holds this share of the frame's power
 PEAK_OVER_MEAN = 6.0       # a semitone holds a partial when its peak is this far over its mean
 PARTIAL_DB = 30.0          # partials count down to this far under a frame's top
+REBOUND_START_DB = 6.0     # the first attack: the first frame this near the loudest
+REBOUND_FLOOR_DB = 40.0    # levels further under the loudest read as this (a tail's ripple is not a hit)
+RING_DB = 30.0             # a sound still rings while it is within this of the loudest frame
 
 
 def register_power(spec: ShortFrames) -> np.ndarray:
@@ -79,13 +89,25 @@ def register_sustain_db(power: np.ndarray, heard: np.ndarray) -> float:
     return float(np.median(_db(power[heard], top))) if top > 0 else -FLOOR_DB
 
 
+def event_cues(level: np.ndarray) -> dict[str, float]:
+    """`rebound_db` and `ring_share` (module doc) of a level curve in dB re
+    its loudest frame (<= 0): after the first attack, one hit only decays."""
+    after = level[int(np.argmax(level >= -REBOUND_START_DB)):]
+    if not after.size:
+        return {"rebound_db": 0.0, "ring_share": 1.0}
+    floored = np.maximum(after, -REBOUND_FLOOR_DB)
+    return {"rebound_db": float(np.max(floored - np.minimum.accumulate(floored))),
+            "ring_share": float(np.mean(after > -RING_DB))}
+
+
 def level_cues(reg: np.ndarray, hop_s: float) -> dict[str, float]:
     """The level cues of (frames, 4) register power (see the module doc)."""
     total = reg.sum(axis=1)
     top = float(total.max()) if total.size else 0.0
     if top <= 0 or total.size < 2:
         return {"sustain_db": -FLOOR_DB, "attacks_per_s": 0.0, "attack_count": 0.0, "layers": 0.0,
-                "low_sustain_db": -FLOOR_DB, "high_sustain_db": -FLOOR_DB, "peak_at": 0.0, "tail_db": -FLOOR_DB}
+                "low_sustain_db": -FLOOR_DB, "high_sustain_db": -FLOOR_DB, "peak_at": 0.0, "tail_db": -FLOOR_DB,
+                "rebound_db": 0.0, "ring_share": 1.0}
     level = _db(total, top)
     heard = level > -FLOOR_DB + 1.0
     loud = float(np.percentile(level[heard], 95))
@@ -113,7 +135,7 @@ def level_cues(reg: np.ndarray, hop_s: float) -> dict[str, float]:
             "layers": float(np.mean(count)) if count.size else 0.0,
             "low_sustain_db": low_sustain, "high_sustain_db": high_sustain,
             "peak_at": float(np.argmax(total)) / max(n - 1, 1),
-            "tail_db": float(np.mean(tail))}
+            "tail_db": float(np.mean(tail)), **event_cues(level)}
 
 
 def _octave_edges(freqs: np.ndarray, lo_hz: float, hi_hz: float, per_octave: int) -> np.ndarray:

@@ -208,6 +208,8 @@ class ContentCues:
     chroma_flux: float = 0.0        # change of the pitch-class shares between long frames, 0..1
     chroma_spread: float = 0.0      # effective number of pitch classes, 1..12
     octave_spread: float = 0.0      # effective number of octaves holding the power, 1..7
+    rebound_db: float = 0.0         # the level's climb back after the first attack, dB (one hit: ~0)
+    ring_share: float = 1.0         # share of the frames from the first attack within 30 dB of the loudest
 
 
 @dataclass(frozen=True)

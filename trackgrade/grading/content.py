@@ -13,9 +13,10 @@ sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
 (benchmarks/results/content.md).
 
-`decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN). A file the
-engine measured no cues for (documents of older versions, canned
-test-mode tracks without them) reads as a `mix` with confidence 1.
+`decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN, ONE_EVENT_DB,
+ONE_EVENT_RING). A file the engine measured no cues for (documents of older
+versions, canned test-mode tracks without them) reads as a `mix` with
+confidence 1.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from trackgrade.engine.features import Features
 from trackgrade.limits import PART_MAX_S
 
 KINDS = ("mix", "drums", "bass", "harmony", "lead", "texture", "one_shot")
-MIX, DRUMS = "mix", "drums"
+MIX, DRUMS, ONE_SHOT = "mix", "drums", "one_shot"
 # how each kind is named in a headline ("drum loop · 1.7 s")
 KIND_NAMES = {"mix": "mix", "drums": "drum loop", "bass": "bass line", "harmony": "chord part",
               "lead": "lead line", "texture": "texture", "one_shot": "one-shot"}
@@ -57,6 +58,16 @@ MODEL_PATH = Path(__file__).with_name("content_model.json")
 # the margin only turned pitched parts into mixes (benchmarks/results/content.md)
 MIX_MARGIN = 0.0
 LONG_PART_MIN = 0.7
+# one event is one hit or one note, whatever the model's best kind: after its
+# attack the level never climbs back ONE_EVENT_DB (a new attack climbs 6 dB
+# and more; a loop's next hit 10-40 dB) and it has fallen 30 dB under the
+# attack before ONE_EVENT_RING of the audio is over (a held note or a drone is
+# heard to the end), in audio shorter than PART_MAX_S. No render, real clip or
+# fresh source other than a one-shot meets both (benchmarks/results/content.md);
+# a riser (a reverse cymbal) does not: it climbs the last ~6 dB to its peak
+# after its first loud frame
+ONE_EVENT_DB = 5.0
+ONE_EVENT_RING = 0.6
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -70,6 +81,9 @@ def inputs(f: Features) -> dict[str, float]:
         "sustain_db": c.sustain_db, "attacks_per_s": min(c.attacks_per_s, 12.0),
         "one_attack": float(c.attack_count <= 1.0), "layers": c.layers,
         "low_sustain_db": c.low_sustain_db, "peak_at": c.peak_at, "tail_db": c.tail_db,
+        # one event or many: a one-shot only decays after its attack, and
+        # rings for a moment (engine/content.py `event_cues`)
+        "rebound_db": c.rebound_db, "ring_share": c.ring_share,
         "peak_share": c.peak_share, "partials": min(c.partials, 80.0),
         "low_share": c.low_share, "spread": c.spread,
         "log_duration": math.log(max(f.duration_s, 0.5)),
@@ -114,14 +128,23 @@ def detect_content(f: Features) -> ContentReading:
     if not values:
         return ContentReading(MIX, 1.0, {MIX: 1.0})
     p = probabilities(values)
-    best = decide(p, f.duration_s)
+    best = decide(p, f.duration_s, values)
     return ContentReading(KINDS[best], float(p[best]), {k: float(v) for k, v in zip(KINDS, p)})
 
 
-def decide(p: np.ndarray, duration_s: float) -> int:
-    """The kind's index from the probabilities (the table above)."""
+def one_event(values: dict[str, float]) -> bool:
+    """Whether the level curve is one hit or one note (the table above)."""
+    return values["rebound_db"] < ONE_EVENT_DB and values["ring_share"] < ONE_EVENT_RING
+
+
+def decide(p: np.ndarray, duration_s: float, values: dict[str, float] | None = None,
+           margin: float = MIX_MARGIN) -> int:
+    """The kind's index from the probabilities and, when given, the inputs
+    (the table above; `margin`: another MIX_MARGIN, for comparisons)."""
+    if values is not None and duration_s < PART_MAX_S and one_event(values):
+        return KINDS.index(ONE_SHOT)
     best, mix = int(np.argmax(p)), KINDS.index(MIX)
-    if best != mix and (p[best] - p[mix] < MIX_MARGIN
+    if best != mix and (p[best] - p[mix] < margin
                         or duration_s >= PART_MAX_S and p[best] < LONG_PART_MIN):
         return mix
     return best
