@@ -66,6 +66,7 @@ def graded(clip: str, high_pass_hz: float | None = None, gain_db: float = 0.0, s
 def test_the_material_is_there():
     need_real()
     assert len(CLIPS) >= 20, CLIPS
+    assert len(BALANCED) == 1, BALANCED
 
 
 @pytest.mark.parametrize("hz", [100, 150, 200])
