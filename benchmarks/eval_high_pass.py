@@ -16,7 +16,8 @@ extracted once; a filter is applied to its long-term power spectrum (|H|^2
 per bin: the band shares and the low rolloff are then what the filtered
 audio gives, up to the frames' edges) and the analysis graded again with the
 other features of the unfiltered audio. Prints items raised of N per slope
-and corner.
+and corner. Run both on main's code too (a checkout of main) for the figures
+before a grading change: benchmarks/results/hearing.md shows the two side by side.
 """
 
 from __future__ import annotations

@@ -26,6 +26,19 @@ SUGGEST_BEYOND = 1.5
 WARN_BEYOND = 2.0
 BAND_SHARE_FLOOR_PCT = 0.05      # an empty band counts as 0.05 % (a finite miss)
 BAND_DB_CAP = 15.0
+# The frequency pillar counts the low end once (issue 26; benchmarks/results/
+# hearing.md): the bands from 250 Hz up are judged by their shape among
+# themselves, the low end by its share against them (sub + bass over the upper
+# total, the bass band's tolerance) and by the sub/bass split. Too much low end
+# costs at most LOW_SHARE_EXCESS_CAP_DB (a boomy mix scores 80 at best on it
+# alone; the band advice still names it), so taking the low end away can win
+# back no more than that; a sub under the bass by more than
+# SUB_DEFICIT_TOLERANCE_DB against the ideal's split costs SUB_DEFICIT_WEIGHT x
+# the dB beyond (a high-pass takes the kick's fundamental first), a sub over it
+# by more than its band tolerance 1 x.
+LOW_SHARE_EXCESS_CAP_DB = 4.0
+SUB_DEFICIT_TOLERANCE_DB = 3.0
+SUB_DEFICIT_WEIGHT = 3.0
 
 
 

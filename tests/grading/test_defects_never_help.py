@@ -2,8 +2,12 @@
 more that has a low end (../shared/truth/real, read in place), through the
 real engine, graded as a master:
 
-- removing the low end (a brick-wall high-pass at 100, 150 or 200 Hz) never
-  raises the frequency pillar;
+- removing the low end (a brick-wall high-pass at 100, 150 or 200 Hz, and
+  Butterworth high-passes of 12 and 24 dB/octave there, scipy sosfilt on the
+  audio) never raises the frequency pillar;
+- a bass-heavy mix still loses points: a +12 dB low shelf at 100 Hz on a
+  balanced real mix lowers the frequency pillar, and the feedback tells it to
+  cut the low end;
 - a master 6 LU or more below its target loudness has a lower mix pillar than
   the same master brought to its target (the bottom of its loudness range, or
   as near as it goes with its true peak under the -1 dBTP ceiling)."""
@@ -11,23 +15,48 @@ real engine, graded as a master:
 
 from functools import lru_cache
 
+import numpy as np
 import pytest
+from scipy.signal import butter, lfilter, sosfilt
 
 from trackgrade.engine.extract import extract
 from trackgrade.grading import build_analysis
 
 from tests.truth import need_real, real_params
 
-from .real_audio import _originals, load, low_cut, turned_down
+from .real_audio import _originals, _with, load, low_cut, turned_down
 
 CLIPS = [r["file"] for r in _originals() if float(r["duration_s"] or 0) >= 5.0]
+# a full mix (133 s) whose bands sit inside their tolerances (frequency pillar 95 or more)
+BALANCED = [r["file"] for r in _originals() if "Karissa_Hobbs_-_Lets_Go_Fishin" in r["file"]]
+
+
+def butterworth(audio, hz: float, db_per_octave: int):
+    """A Butterworth high-pass of `db_per_octave` (order / 6) at `hz` on the audio."""
+    sos = butter(db_per_octave // 6, hz, "highpass", fs=audio.sample_rate, output="sos")
+    return _with(audio, sosfilt(sos, audio.samples.astype(np.float64), axis=0))
+
+
+def low_shelf(audio, db: float = 12.0, hz: float = 100.0):
+    """An RBJ low shelf (shelf slope 1): `db` of gain under `hz`, then at most
+    -0.9 dBFS peak (a boost that clips would be two defects)."""
+    a, w = 10.0 ** (db / 40.0), 2.0 * np.pi * hz / audio.sample_rate
+    cos, alpha = np.cos(w), np.sin(w) / 2.0 * np.sqrt(2.0)
+    root = 2.0 * np.sqrt(a) * alpha
+    b = [a * ((a + 1) - (a - 1) * cos + root), 2 * a * ((a - 1) - (a + 1) * cos), a * ((a + 1) - (a - 1) * cos - root)]
+    den = [(a + 1) + (a - 1) * cos + root, -2 * ((a - 1) + (a + 1) * cos), (a + 1) + (a - 1) * cos - root]
+    y = lfilter(b, den, audio.samples.astype(np.float64), axis=0)
+    return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))     # no clipping
 
 
 @lru_cache(maxsize=None)
-def graded(clip: str, high_pass_hz: float | None = None, gain_db: float = 0.0):
+def graded(clip: str, high_pass_hz: float | None = None, gain_db: float = 0.0, slope: int = 0,
+           shelf_db: float = 0.0):
     audio = load(clip)
     if high_pass_hz:
-        audio = low_cut(audio, high_pass_hz)
+        audio = butterworth(audio, high_pass_hz, slope) if slope else low_cut(audio, high_pass_hz)
+    if shelf_db:
+        audio = low_shelf(audio, shelf_db)
     if gain_db:
         audio = turned_down(audio, -gain_db)
     return build_analysis(extract(audio, parallel=False), file_name=clip.rsplit("/", 1)[-1],
@@ -37,6 +66,7 @@ def graded(clip: str, high_pass_hz: float | None = None, gain_db: float = 0.0):
 def test_the_material_is_there():
     need_real()
     assert len(CLIPS) >= 20, CLIPS
+    assert len(BALANCED) == 1, BALANCED
 
 
 @pytest.mark.parametrize("hz", [100, 150, 200])
@@ -45,6 +75,35 @@ def test_a_high_pass_never_raises_the_frequency_pillar(clip, hz):
     clean, cut = graded(clip), graded(clip, hz)
     assert cut.scores.frequency_balance <= clean.scores.frequency_balance, \
         (clean.genre.detected, cut.genre.detected, clean.scores, cut.scores)
+
+
+# Where a gentle cut still wins points (benchmarks/results/hearing.md): two
+# real clips whose sub outweighs their bass and whose low end outweighs the
+# rest (sub 29-34 %, sub + bass 85-97 %); a 12 dB/octave cut at 100-150 Hz
+# leaves them inside every tolerance, with nothing in the seven bands to tell
+# the cut from a mix made that way. Strict: a rule that closes them fails here.
+STILL_RAISED = {("tempocnn__drumtrack.mp3", 100, 12), ("mirdata__brid_0001_M4-01-SA.wav", 100, 12),
+                ("mirdata__brid_0001_M4-01-SA.wav", 150, 12)}
+
+
+@pytest.mark.parametrize("slope", [12, 24])
+@pytest.mark.parametrize("hz", [100, 150, 200])
+@pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
+def test_a_butterworth_high_pass_never_raises_the_frequency_pillar(clip, hz, slope, request):
+    if (clip.rsplit("/", 1)[-1], hz, slope) in STILL_RAISED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="a sub-heavy boomy clip: hearing.md"))
+    clean, cut = graded(clip), graded(clip, hz, slope=slope)
+    assert cut.scores.frequency_balance <= clean.scores.frequency_balance, \
+        (clean.genre.detected, cut.genre.detected, clean.frequency, cut.frequency)
+
+
+@pytest.mark.parametrize("clip", real_params(BALANCED, ids=lambda c: c.rsplit("/", 1)[-1]))
+def test_a_low_shelf_boost_still_costs_frequency_points(clip):
+    clean, boomy = graded(clip), graded(clip, shelf_db=12.0)
+    assert clean.scores.frequency_balance >= 95, clean.frequency
+    assert boomy.scores.frequency_balance <= clean.scores.frequency_balance - 10, boomy.frequency
+    advice = [i.text for i in boomy.feedback if i.category == "frequency" and i.type != "pass"]
+    assert any(("Sub-bass" in m or "Bass" in m) and "cut about" in m for m in advice), advice
 
 
 @pytest.mark.parametrize("under", [6, 10])

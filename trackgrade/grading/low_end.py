@@ -1,11 +1,14 @@
-"""Where a track's low end starts (engine spectrum.low_rolloff_hz), read
-the same by the scores and by the genre model's cues: a leaf of grading, so
-neither imports the other for it."""
+"""The low end: where a track's low end starts (engine spectrum.low_rolloff_hz),
+read the same by the scores and by the genre model's cues (a leaf of grading,
+so neither imports the other for it), and how the frequency pillar counts it:
+once, against the bands above it (limits.LOW_SHARE_EXCESS_CAP_DB)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from trackgrade import limits as L
-from trackgrade.engine.features import Features
+from trackgrade.engine.features import BAND_NAMES, Features
 from trackgrade.grading.ramp import ramp
 
 
@@ -19,3 +22,50 @@ def low_end_missing(f: Features) -> float:
     """0 when the spectrum starts at 80 Hz or lower, 1 when it starts at the
     90 Hz band or higher (limits.LOW_END_MISSING_HZ): no low end at all."""
     return ramp(f.spectrum.low_rolloff_hz, *L.LOW_END_MISSING_HZ)
+
+
+LOW = slice(0, 2)        # sub_bass, bass
+UPPER = slice(2, None)   # low_mid .. air
+_TOLERANCES = np.array([L.BAND_TOLERANCE_DB[b] for b in BAND_NAMES])
+
+
+def _shares(bands: dict) -> np.ndarray:
+    return np.maximum(np.array([float(bands[b]) for b in BAND_NAMES]), L.BAND_SHARE_FLOOR_PCT)
+
+
+def _db(measured: float | np.ndarray, ideal: float | np.ndarray) -> float | np.ndarray:
+    return np.clip(10.0 * np.log10(measured / ideal), -L.BAND_DB_CAP, L.BAND_DB_CAP)
+
+
+def upper_shape_db(bands: dict, ideal: dict) -> np.ndarray:
+    """Each band from 250 Hz up (5,): its share of the upper bands' total
+    against the ideal's, dB. A high-pass under 250 Hz leaves it as it was."""
+    m, i = _shares(bands)[UPPER], _shares(ideal)[UPPER]
+    return _db(m / m.sum(), i / i.sum())
+
+
+def low_share_db(bands: dict, ideal: dict) -> float:
+    """The low end (sub + bass) over the upper bands' total, against the ideal's, dB."""
+    m, i = _shares(bands), _shares(ideal)
+    return float(_db(m[LOW].sum() / m[UPPER].sum(), i[LOW].sum() / i[UPPER].sum()))
+
+
+def sub_split_db(bands: dict, ideal: dict) -> float:
+    """The sub over the bass, against the ideal's, dB (negative: the sub is light)."""
+    m, i = _shares(bands), _shares(ideal)
+    return float(_db(m[0] / m[1], i[0] / i[1]))
+
+
+def balance_excess_db(bands: dict, ideal: dict) -> float:
+    """dB outside the tolerances, the low end counted once: the upper bands'
+    shape among themselves (limits.BAND_TOLERANCE_DB), the low share (the bass
+    band's tolerance; too much costs at most limits.LOW_SHARE_EXCESS_CAP_DB),
+    and the sub/bass split (the sub's tolerance over; under, a light sub costs
+    limits.SUB_DEFICIT_WEIGHT x beyond limits.SUB_DEFICIT_TOLERANCE_DB)."""
+    upper = np.maximum(np.abs(upper_shape_db(bands, ideal)) - _TOLERANCES[UPPER], 0.0).sum()
+    low, tol = low_share_db(bands, ideal), L.BAND_TOLERANCE_DB["bass"]
+    low_cost = min(max(low - tol, 0.0), L.LOW_SHARE_EXCESS_CAP_DB) + max(-low - tol, 0.0)
+    split = sub_split_db(bands, ideal)
+    split_cost = (max(split - L.BAND_TOLERANCE_DB["sub_bass"], 0.0)
+                  + L.SUB_DEFICIT_WEIGHT * max(-split - L.SUB_DEFICIT_TOLERANCE_DB, 0.0))
+    return float(upper + low_cost + split_cost)

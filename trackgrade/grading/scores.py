@@ -24,7 +24,7 @@ from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_F
                                         Features)
 from trackgrade import limits as L
 from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
-from trackgrade.grading.low_end import low_cut_share
+from trackgrade.grading.low_end import balance_excess_db, low_cut_share
 from trackgrade.grading.ramp import ramp
 from trackgrade.model import DanceabilityBreakdown
 
@@ -187,14 +187,6 @@ def mix_quality(f: Features, profile: dict, status: str) -> Pillar:
 
 # ---------------------------------------------------------------- frequency balance
 
-TOLERANCES = np.array([L.BAND_TOLERANCE_DB[b] for b in BAND_NAMES])
-
-
-def band_excess_db(bands: dict, ideal: dict) -> np.ndarray:
-    """How far each band sits outside its tolerance around the ideal (dB, >= 0)."""
-    return np.maximum(np.abs(band_distance_db(bands, ideal)) - TOLERANCES, 0.0)
-
-
 def hiss_bands(f: Features) -> dict:
     """The band shares (%) a steady white noise floor adds, as far as the
     grading believes there is one (`hiss_share`): the floor's 5 kHz+ power
@@ -223,7 +215,7 @@ def without(bands: dict, added: dict) -> dict:
 
 
 def _balance_score(bands: dict, ideal: dict, extra_db: float) -> int:
-    excess = float(band_excess_db(bands, ideal).sum()) + extra_db
+    excess = balance_excess_db(bands, ideal) + extra_db
     return int(round(100.0 / (1.0 + (excess / 8.0) ** 2)))
 
 
@@ -231,7 +223,9 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
                       noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0) -> Pillar:
     """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
     outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
-    standard deviation of real music everywhere scores 100), plus up to 10 dB
+    standard deviation of real music everywhere scores 100), the low end
+    counted once (`low_end.balance_excess_db`: a high-pass moves the low
+    share and the sub/bass split, never the shape above 250 Hz), plus up to 10 dB
     when a high-pass filter took the low end (`low_cut` 0..1). 90 at 2.7 dB,
     50 at 8 dB, 20 at 16 dB. With a noise floor (`noise`: the band shares it
     adds, `hiss_bands`; `hiss`: `hiss_share`) the score is the lower of the
