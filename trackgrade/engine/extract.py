@@ -154,14 +154,16 @@ def _extract(audio: DecodedAudio, parallel: bool, starter, codec_progress) -> Fe
         spectrum = measure_spectrum(long)
         # the rest only reads what is measured by now: the content cues, then the
         # structure and noise floor, on the second thread beside the tonality
+        # (on one thread each stage in turn, so that each lap times its own)
         content_cues = pool.submit(measure_content, short, long, spectrum.bands_pct, samples)
-        sections = pool.submit(_structure_stage, short, duration, rhythm, loudness)
+        sections = pool.submit(_structure_stage, short, duration, rhythm, loudness) if parallel else None
         mono = measure_mono(channel_bands, long.frame_weights(), stereo.correlation)
         tonality = measure_tonality(long, samples)
         content = content_cues.result()
         del long
         watch.lap("spectrum_tonal")       # includes any wait for the content cues
-        structure, noise_floor = sections.result()
+        structure, noise_floor = (sections.result() if sections is not None
+                                  else _structure_stage(short, duration, rhythm, loudness))
         watch.lap("structure")            # what the structure adds beyond the rest
     codecs = None
     if starter is not None:
