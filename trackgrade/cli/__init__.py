@@ -120,6 +120,7 @@ def main() -> None:
         # 5-minute track's ~1.6 s analysis); their memory goes with the process
         gc.freeze()
 
-gc.freeze()
+
+gc.freeze()               # every command's modules are loaded: see the top of this file
 if _GC_WAS_ENABLED:
     gc.enable()

@@ -16,10 +16,11 @@ before the spectrum and key, whose BLAS products would otherwise be summed
 differently depending on the worker's BLAS pinning (results must not depend
 on timing); once it is, the worker computes the content cues and then the
 structure and noise floor while the main thread takes the tonality (each
-reads only finished results: ~0.05 s less wall time on 5 minutes). The short STFT is kept only as the reductions rhythm and
-structure read (`frames.short_reduced`: a few MB instead of ~100 MB), so it
-can wait for the loudness curve while the long spectrum is computed; the
-loudness stage works in chunks of a few MB. Measured on the 5-minute stereo
+reads only finished results: ~0.05 s less wall time on 5 minutes). The
+short STFT is kept only as the reductions rhythm and structure read
+(`frames.short_reduced`: a few MB instead of ~100 MB), so it can wait for
+the loudness curve while the long spectrum is computed; the loudness stage
+works in chunks of a few MB. Measured on the 5-minute stereo
 track: ~0.35 s from decoded samples to Features in a fresh process against
 ~0.6 s serially.
 """
