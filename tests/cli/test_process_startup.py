@@ -57,3 +57,36 @@ def test_analyze_runs_blas_on_one_thread_and_skips_the_exit_collection():
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: BLAS starts one thread anyway")
 def test_the_users_own_thread_count_wins():
     assert set(probe(OPENBLAS_NUM_THREADS="2")["blas_threads"]) == {2}
+
+
+# imports `trackgrade.cli` (every command's modules; the package's own light
+# `__init__` first) and reports the collector
+GC_PROBE = """
+import gc, json, sys
+import trackgrade
+if sys.argv[1] == "off":
+    gc.disable()
+before = sum(s["collections"] for s in gc.get_stats())
+import trackgrade.cli
+print(json.dumps({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+                  "collections": sum(s["collections"] for s in gc.get_stats()) - before}))
+"""
+
+
+def gc_after_import(state: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", GC_PROBE, state], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_the_imports_run_no_collection_and_are_frozen_for_the_command():
+    seen = gc_after_import("on")
+    assert seen["collections"] == 0            # without the pause: dozens while the modules load
+    assert seen["frozen"] > 10000              # later collections do not walk the imports' objects
+    assert seen["enabled"]                     # the command (serve, batch) collects as usual
+
+
+def test_a_collector_the_caller_turned_off_stays_off():
+    assert not gc_after_import("off")["enabled"]

@@ -51,7 +51,8 @@ def test_one_core_mode_gives_the_same_measurements(features):
     out, _ = render_specs(SPECS)
     single = extract(decode(Path(out, truth["file"]).read_bytes(), file_name=truth["file"]),
                      parallel=False)
-    for part in ("loudness", "dynamics", "stereo", "spectrum", "rhythm", "tonality", "structure"):
+    for part in ("loudness", "dynamics", "stereo", "spectrum", "rhythm", "tonality", "structure",
+                 "content", "noise_floor"):
         a, b = getattr(threaded, part), getattr(single, part)
         for field in fields(a):
             x, y = getattr(a, field.name), getattr(b, field.name)

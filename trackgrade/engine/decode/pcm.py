@@ -1,16 +1,20 @@
 """Uncompressed samples (WAV, AIFF): the RIFF/IFF chunk walk they share, the
-subtype and numpy dtype of a sample format, and the numpy read of the data chunk."""
+subtype and numpy dtype of a sample format, and the numpy read of the data chunk
+(with its sanitising, piece by piece)."""
 
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 import numpy as np
 
 from trackgrade.engine.decode.info import _Layout
+from trackgrade.engine.decode.limits import sanitise
 
 
 _CHUNK_SAMPLES = 1 << 20     # 24-bit conversion works in 4 MB pieces
+_SANITISE_FRAMES = 1 << 17   # frames read and checked at a time (1 MB of stereo float32)
 
 
 def _walk_chunks(data: bytes, start: int, end: int, *, big: bool, size64: bool = False):
@@ -55,32 +59,57 @@ def _numpy_dtype(subtype: str, endian: str) -> str:
             "PCM_32": endian + "i4", "FLOAT": endian + "f4", "DOUBLE": endian + "f8"}[subtype]
 
 
-def _read_raw(data: bytes, layout: _Layout, channels: int) -> np.ndarray:
-    """Uncompressed samples straight from the bytes: one float32 allocation."""
+def _read_raw(data: bytes, layout: _Layout, channels: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Uncompressed samples straight from the bytes: one float32 allocation
+    (none when `out`, a float32 array of the samples' size, is given)."""
     count = layout.nbytes // layout.block_align * channels
+    if out is None:
+        out = np.empty(count, dtype=np.float32)
+    flat = out.reshape(-1)
     if layout.dtype.endswith("i3"):
-        out = _int24_to_float(data, layout.offset, count, big=layout.dtype[0] == ">")
+        _int24_to_float(data, layout.offset, count, big=layout.dtype[0] == ">", out=flat)
     else:
         raw = np.frombuffer(data, dtype=layout.dtype, count=count, offset=layout.offset)
         kind, width = raw.dtype.kind, raw.dtype.itemsize
         if kind == "f":
-            out = raw.astype(np.float32)
+            flat[...] = raw
         elif kind == "u":     # WAV 8-bit is unsigned: x / 128 - 1, exact in float32
-            out = np.multiply(raw, np.float32(1 / 128), dtype=np.float32)
-            out -= np.float32(1.0)
+            np.multiply(raw, np.float32(1 / 128), out=flat, dtype=np.float32)
+            flat -= np.float32(1.0)
         else:
-            out = np.multiply(raw, np.float32(1.0 / 2 ** (8 * width - 1)), dtype=np.float32)
+            np.multiply(raw, np.float32(1.0 / 2 ** (8 * width - 1)), out=flat, dtype=np.float32)
     return out.reshape(-1, channels)
 
 
-def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool) -> np.ndarray:
+def read_sanitised(data: bytes, layout: _Layout, channels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_read_raw` then `limits.sanitise`, piece by piece, so each piece is
+    checked while it is still in cache rather than in a second pass over the
+    whole signal: (samples, per-channel max, per-channel min), the same
+    values as the two passes."""
+    align = layout.block_align
+    total = layout.nbytes // align
+    samples = np.empty((total, channels), dtype=np.float32)
+    maxs = np.full(channels, -np.inf, dtype=np.float32)
+    mins = np.full(channels, np.inf, dtype=np.float32)
+    for f0 in range(0, total, _SANITISE_FRAMES):
+        f1 = min(total, f0 + _SANITISE_FRAMES)
+        piece = replace(layout, offset=layout.offset + f0 * align, nbytes=(f1 - f0) * align)
+        part_max, part_min = sanitise(_read_raw(data, piece, channels, out=samples[f0:f1]))
+        np.maximum(maxs, part_max, out=maxs)
+        np.minimum(mins, part_min, out=mins)
+    return samples, maxs, mins
+
+
+def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool,
+                    out: np.ndarray | None = None) -> np.ndarray:
     """24-bit samples read as overlapping 32-bit words (stride 3) whose spare
     byte is masked off, in chunks so the int32 temporary stays small."""
     start = offset if big else offset - 1               # LE: the spare byte is below the sample
     strided = count - 1 if big and offset + 3 * count + 1 > len(data) else count
     words = np.ndarray(shape=(strided,), dtype=">i4" if big else "<i4", buffer=data,
                        offset=start, strides=(3,))
-    out = np.empty(count, dtype=np.float32)
+    if out is None:
+        out = np.empty(count, dtype=np.float32)
     scale = np.float32(1.0 / 2 ** 31)
     for lo in range(0, strided, _CHUNK_SAMPLES):
         hi = min(lo + _CHUNK_SAMPLES, strided)
