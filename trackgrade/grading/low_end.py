@@ -56,17 +56,13 @@ def sub_split_db(bands: dict, ideal: dict) -> float:
     return float(_db(m[0] / m[1], i[0] / i[1]))
 
 
-def balance_excess_db(bands: dict, ideal: dict, *, whole_mix: bool = True) -> float:
+def balance_excess_db(bands: dict, ideal: dict) -> float:
     """dB outside the tolerances, the low end counted once: the upper bands'
     shape among themselves (limits.BAND_TOLERANCE_DB), the low share (the bass
     band's tolerance; too much costs at most limits.LOW_SHARE_EXCESS_CAP_DB),
     and the sub/bass split (the sub's tolerance over; under, a light sub costs
-    limits.SUB_DEFICIT_WEIGHT x beyond limits.SUB_DEFICIT_TOLERANCE_DB). A part
-    other than a mix (`whole_mix` false) is not held to a full mix's low end: a
-    drum loop, a lead or a bass line is judged on its shape above 250 Hz alone."""
+    limits.SUB_DEFICIT_WEIGHT x beyond limits.SUB_DEFICIT_TOLERANCE_DB)."""
     upper = np.maximum(np.abs(upper_shape_db(bands, ideal)) - _TOLERANCES[UPPER], 0.0).sum()
-    if not whole_mix:
-        return float(upper)
     low, tol = low_share_db(bands, ideal), L.BAND_TOLERANCE_DB["bass"]
     low_cost = min(max(low - tol, 0.0), L.LOW_SHARE_EXCESS_CAP_DB) + max(-low - tol, 0.0)
     split = sub_split_db(bands, ideal)

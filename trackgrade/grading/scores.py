@@ -214,20 +214,18 @@ def without(bands: dict, added: dict) -> dict:
     return {b: 100.0 * v / total for b, v in left.items()} if total > 0 else dict(bands)
 
 
-def _balance_score(bands: dict, ideal: dict, extra_db: float, whole_mix: bool) -> int:
-    excess = balance_excess_db(bands, ideal, whole_mix=whole_mix) + extra_db
+def _balance_score(bands: dict, ideal: dict, extra_db: float) -> int:
+    excess = balance_excess_db(bands, ideal) + extra_db
     return int(round(100.0 / (1.0 + (excess / 8.0) ** 2)))
 
 
 def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
-                      noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0,
-                      whole_mix: bool = True) -> Pillar:
+                      noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0) -> Pillar:
     """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
     outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
     standard deviation of real music everywhere scores 100), the low end
     counted once (`low_end.balance_excess_db`: a high-pass moves the low
-    share and the sub/bass split, never the shape above 250 Hz; a part other
-    than a mix, `whole_mix` false, is judged above 250 Hz only), plus up to 10 dB
+    share and the sub/bass split, never the shape above 250 Hz), plus up to 10 dB
     when a high-pass filter took the low end (`low_cut` 0..1). 90 at 2.7 dB,
     50 at 8 dB, 20 at 16 dB. With a noise floor (`noise`: the band shares it
     adds, `hiss_bands`; `hiss`: `hiss_share`) the score is the lower of the
@@ -236,9 +234,9 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
     With no low end at all (`missing`, `low_end_missing`, 0..1) the score is
     capped at 100 x (1 - missing): a high-pass never raises it."""
     extra = 10.0 * low_cut + L.HISS_BALANCE_DB * hiss
-    score = _balance_score(bands, ideal, extra, whole_mix)
+    score = _balance_score(bands, ideal, extra)
     if noise and any(v > 0 for v in noise.values()):
-        score = min(score, _balance_score(without(bands, noise), ideal, extra, whole_mix))
+        score = min(score, _balance_score(without(bands, noise), ideal, extra))
     score = min(score, int(round(100.0 * (1.0 - missing))))
     parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
     return Pillar(score, parts)
