@@ -47,14 +47,26 @@ def read(database: str, collection: str, doc_id: str) -> dict | None:
         store.close()
 
 
-def all_delivered(database: str, account_id: str, count: int) -> bool:
-    """The store holds `count` deliveries for the account, each recorded "delivered"."""
+def deliveries_of(database: str, account_id: str) -> list[dict]:
     store = open_store(database=database, pool_size=2)
     try:
-        rows = [r for r in store.scan("deliveries") if r["account_id"] == account_id]
+        return [r for r in store.scan("deliveries") if r["account_id"] == account_id]
     finally:
         store.close()
-    return len(rows) == count and all(row["state"] == "delivered" for row in rows)
+
+
+def wait_all_delivered(database: str, account_id: str, count: int, timeout: float = 30) -> None:
+    """Until the store holds `count` deliveries for the account, each recorded
+    "delivered"; the rows' states, attempts and last answers if it never does."""
+    def done() -> bool:
+        rows = deliveries_of(database, account_id)
+        return len(rows) == count and all(row["state"] == "delivered" for row in rows)
+    try:
+        wait_for(done, timeout=timeout, what=f"{count} deliveries recorded delivered")
+    except AssertionError as exc:
+        rows = [(r["id"][-12:], r["state"], r["attempts"], r.get("last_status"), r.get("last_error"))
+                for r in deliveries_of(database, account_id)]
+        raise AssertionError(f"{exc}; rows: {rows}") from None
 
 
 def upload_to(node: Node, accepted: dict, data: bytes):
@@ -184,8 +196,7 @@ def test_each_webhook_event_reaches_the_receiver_exactly_once(cluster):
             ids.append(accepted["id"])
         receiver.wait_for(12, timeout=60)
         # once the store records all 12 acknowledged, no node attempts any again
-        wait_for(lambda: all_delivered(database, account_id, 12), timeout=30,
-                 what="12 deliveries recorded delivered")
+        wait_all_delivered(database, account_id, 12)
         events = receiver.events()
         assert len(events) == 12
         assert len({event["id"] for event in events}) == 12
@@ -297,8 +308,7 @@ def test_a_dead_nodes_webhook_leases_expire_to_the_other_node(postgres_server):
         assert {d.event["type"] for d in later} == {"analysis.scores_ready",
                                                     "analysis.completed"}
         # both recorded delivered (b's write after the 2xx): nothing will attempt them again
-        wait_for(lambda: all_delivered(database, account_id, 2), timeout=30,
-                 what="both deliveries recorded delivered")
+        wait_all_delivered(database, account_id, 2)
         assert len(receiver.deliveries) == 4             # acknowledged once: no more attempts
     finally:
         receiver.close()

@@ -12,7 +12,7 @@ from standardwebhooks.webhooks import Webhook
 from trackgrade import signing
 from trackgrade.server import accounts
 from trackgrade.server.clock import FixedClock
-from trackgrade.server.store import MemoryStore, new_event, open_store
+from trackgrade.server.store import MemoryStore, StoreError, new_event, open_store
 from trackgrade.server.webhooks import DispatchOptions, Dispatcher, HttpSender
 from trackgrade.server.webhooks import endpoints, state
 from trackgrade.server.webhooks.schedule import (
@@ -418,3 +418,52 @@ def test_one_accounts_hanging_endpoints_leave_room_for_another_account(world):
         assert got.at - sent < 1.0, got.at - sent          # not behind a 3 s attempt
     finally:
         dispatcher.stop()
+
+
+class StoreDownForOneRound(MemoryStore):
+    """The real memory store, whose next transaction after `go_down()` fails
+    as a database that has just gone away does (StoreError), once."""
+
+    down = False
+
+    def go_down(self) -> None:
+        self.down = True
+
+    def transaction(self, **kwargs):
+        if self.down:
+            self.down = False
+            raise StoreError("PostgreSQL: the connection was lost (one round)")
+        return super().transaction(**kwargs)
+
+
+def test_an_answered_attempt_is_recorded_after_a_store_error_and_never_made_again():
+    """The round that would record an acknowledged attempt fails: the next
+    round records it (before: the result was dropped, the row stayed leased
+    and the receiver got the event again once the lease ran out)."""
+    store, clock = StoreDownForOneRound(), FixedClock(T0)
+    account = accounts.create_account(store, credits=10, clock=clock)
+
+    def acknowledge(delivery, n):
+        store.go_down()                   # the store fails while the 2xx is on its way
+        return 200, {}
+
+    rcv = Receiver(acknowledge)
+    made = endpoints.add_endpoint(store, rcv.url, account["id"], clock=clock)
+    event = new_event("analysis.completed", {"id": "an_1", "external_id": "ext-1"},
+                      account_id=account["id"], livemode=True, created=clock.time())
+    with store.transaction() as txn:
+        txn.put("events", event)
+    dispatcher = Dispatcher(store, clock, HttpSender(), DispatchOptions(poll=0.02),
+                            rng=random.Random(7))
+    dispatcher.start()
+    try:
+        wait_for(lambda: (delivery(store, event, made) or {}).get("state") == "delivered",
+                 timeout=10, what="the acknowledged attempt recorded")
+        row = delivery(store, event, made)
+        assert row["attempts"] == 1 and row["lease_id"] is None
+        time.sleep(0.3)                   # rounds go on: nothing is sent again
+        assert len(rcv.deliveries) == 1
+    finally:
+        dispatcher.stop()
+        rcv.close()
+        store.close()

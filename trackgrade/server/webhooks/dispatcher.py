@@ -80,6 +80,7 @@ class Dispatcher:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.slots = Slots(options.concurrency, options.per_endpoint)
         self._held: set[str] = set()            # delivery ids claimed, not yet recorded
+        self._unrecorded: list = []             # finished attempts a failed round could not record
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -123,7 +124,7 @@ class Dispatcher:
                 self._record_finished()
 
     def _record_finished(self) -> None:
-        finished = self._drain()
+        finished, self._unrecorded = self._unrecorded + self._drain(), []
         if finished:
             try:
                 for outcome in state.record_results(self.store, finished, self.clock.time(),
@@ -159,7 +160,6 @@ class Dispatcher:
         Returns how many attempts it started."""
         finished = self._drain()
         for job, result in finished:
-            self._held.discard(job.delivery_id)
             self.slots.finished(job, answered=result.status is not None)
             if result.status == 410:                # gone: nothing more goes there
                 self._drop_queued(job.webhook_id)
@@ -167,11 +167,20 @@ class Dispatcher:
         now = self.clock.time()
         opts = self.options
         room, account_room = self.slots.room()
-        outcomes, jobs = state.settle_and_claim(
-            self.store, finished, now, room,
-            total=max(0, opts.concurrency * PREFETCH - len(self._held)),
-            lease=opts.timeout * (PREFETCH + 1) + 20, schedule=opts.schedule, rng=self.rng,
-            held=self._held, account_room=account_room)
+        # what a failed round could not record is recorded with this round's:
+        # an answered attempt is never lost to a store error and made again
+        finished, self._unrecorded = self._unrecorded + finished, []
+        try:
+            outcomes, jobs = state.settle_and_claim(
+                self.store, finished, now, room,
+                total=max(0, opts.concurrency * PREFETCH - len(self._held)),
+                lease=opts.timeout * (PREFETCH + 1) + 20, schedule=opts.schedule, rng=self.rng,
+                held=self._held, account_room=account_room)
+        except Exception:
+            self._unrecorded = finished             # held (never claimed again) until written
+            raise
+        for job, _ in finished:
+            self._held.discard(job.delivery_id)
         for outcome in outcomes:
             _log(outcome)
         for job in jobs:
