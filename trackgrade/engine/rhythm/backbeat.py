@@ -22,6 +22,7 @@ DOUBLE_FROM_MAX = 95.0       # only a slow reading doubles, and to at most DOUBL
 DOUBLE_TO_MAX = 185.0        # drum & bass and jungle: 160-180 (a dembow at 95 stays)
 SNARE_ONE_SPOT = 1.4         # the snare's sixteenth over every other sixteenth of the beat
 SNARE_EVERY_BEAT = 0.5       # the snare there on odd beats against even ones (weaker over stronger)
+SNARE_WEAK_PEAK = 0.4        # ... or at least this much when the weaker beats' snare band peaks there
 KICK_OFF_MIN = 0.3           # a kick between the beats, against on them
 
 
@@ -34,14 +35,25 @@ def at_sixteenths(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.nda
     return sample_at(env, at.ravel(), reach).reshape(-1, 4)
 
 
+def _peaks_at(profile: np.ndarray, spot: int) -> bool:
+    """Whether a beat's sixteenth profile has its largest rise at `spot`."""
+    return bool(profile[spot] > 0 and int(np.argmax(profile)) == spot)
+
+
 def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.ndarray,
                     period: float) -> bool:
     """Whether the beat is twice the reading. At a slow reading, drum & bass's
     snare (2 and 4 of the fast bar) comes once every beat at one sixteenth off
     the beat grid: one spot holds the snare (SNARE_ONE_SPOT), on every beat
-    alike (SNARE_EVERY_BEAT: a backbeat on 2 and 4 of the slow bar comes every
-    other beat, a dembow's snare moves between two spots from beat to beat),
-    over kicks that also fall between the beats (KICK_OFF_MIN)."""
+    alike, over kicks that also fall between the beats (KICK_OFF_MIN). A
+    backbeat on 2 and 4 of the slow bar comes every other beat, a dembow's
+    snare moves between two spots from beat to beat. On every beat alike: the
+    weaker of the odd and even beats holds SNARE_EVERY_BEAT of the stronger's
+    snare at the spot, or SNARE_WEAK_PEAK when that is still its largest
+    snare-band rise (the snare just after a kick rises less in the log
+    flux), or its kick band peaks there (a snare with a low body: the snare
+    band counts only the rise beyond the kick band's, so where no kick came
+    just before, the snare shows in the kick band instead)."""
     if bpm > DOUBLE_FROM_MAX or 2.0 * bpm > DOUBLE_TO_MAX or len(beats_f) < 4 or period <= 0:
         return False
     snare, kick = at_sixteenths(mid, beats_f, period), at_sixteenths(low, beats_f, period)
@@ -52,8 +64,11 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
     others = np.delete(mean, spot)
     if spot == 0 or mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
         return False
-    even, odd = float(snare[0::2, spot].mean()), float(snare[1::2, spot].mean())
-    if min(even, odd) < SNARE_EVERY_BEAT * max(even, odd):
+    beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
+    weak = int(beats[1][spot] < beats[0][spot])
+    share = float(beats[weak][spot] / beats[1 - weak][spot])
+    if not (share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spot))
+            or _peaks_at(kick[weak::2].mean(axis=0), spot)):
         return False
     return bool(kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max())
 
