@@ -35,9 +35,10 @@ def at_sixteenths(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.nda
     return sample_at(env, at.ravel(), reach).reshape(-1, 4)
 
 
-def _peaks_at(profile: np.ndarray, spot: int) -> bool:
-    """Whether a beat's sixteenth profile has its largest rise at `spot`."""
-    return bool(profile[spot] > 0 and int(np.argmax(profile)) == spot)
+def _peaks_at(profile: np.ndarray, spots: slice) -> bool:
+    """Whether a beat's sixteenth profile has its largest rise among `spots`."""
+    top = int(np.argmax(profile))
+    return bool(profile[top] > 0 and spots.start <= top < spots.stop)
 
 
 def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.ndarray,
@@ -66,9 +67,10 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
         return False
     beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
     weak = int(beats[1][spot] < beats[0][spot])
-    share = float(beats[weak][spot] / beats[1 - weak][spot])
-    if not (share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spot))
-            or _peaks_at(kick[weak::2].mean(axis=0), spot)):
+    near = slice(max(1, spot - 1), spot + 2)       # the grid may sit between two sixteenths
+    share = float(beats[weak][near].max() / beats[1 - weak][spot])
+    if not (share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], near))
+            or _peaks_at(kick[weak::2].mean(axis=0), slice(spot, spot + 1))):
         return False
     return bool(kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max())
 
