@@ -153,3 +153,26 @@ def test_hiphop_whose_grid_sits_a_sixteenth_off_the_snare_keeps_its_level():
     other beats' largest snare-band rise there is 0.28 of it): no doubling."""
     spec, r = _groove(11, "rec_hiphop_3")
     assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)
+
+
+UNSURE = [(11, "rec_drum_and_bass_0"), (19, "rec_drum_and_bass_3")]
+
+
+@pytest.mark.parametrize("seed,name", UNSURE, ids=[f"{n}_seed{s}" for s, n in UNSURE])
+def test_drum_and_bass_left_at_its_half_is_unsure_with_the_fast_level_first(seed, name):
+    """Drum & bass (drums alone, one kit) whose grid sits between two
+    sixteenths: on every other beat the snare shows a sixteenth off the spot,
+    which a dembow's moving snare also does, so the reading stays at the
+    half, but at confidence 0.5 at most with the 160-180 level first among
+    the alternatives (before: confidence 1.00, its own half first)."""
+    spec, r = _groove(seed, name)
+    assert r.tempo_confidence <= 0.5, (r.bpm, r.tempo_confidence)
+    first = r.tempo_alternatives[0]
+    assert first.relation == "double" and abs(first.bpm / spec["bpm"] - 1.0) <= 0.04, r.tempo_alternatives
+
+
+def test_a_dembow_whose_snare_moves_a_sixteenth_is_not_doubled():
+    """Reggaeton at 90.4: its snare moves between two sixteenths from beat to
+    beat; a snare a sixteenth off the spot does not double the reading."""
+    spec, r = _groove(31, "rec_reggaeton_2")
+    assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)

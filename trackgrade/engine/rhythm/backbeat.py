@@ -42,37 +42,46 @@ def _peaks_at(profile: np.ndarray, spots: slice) -> bool:
 
 
 def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.ndarray,
-                    period: float) -> bool:
-    """Whether the beat is twice the reading. At a slow reading, drum & bass's
-    snare (2 and 4 of the fast bar) comes once every beat at one sixteenth off
-    the beat grid: one spot holds the snare (SNARE_ONE_SPOT), on every beat
-    alike, over kicks that also fall between the beats (KICK_OFF_MIN). A
-    backbeat on 2 and 4 of the slow bar comes every other beat, a dembow's
-    snare moves between two spots from beat to beat. On every beat alike: the
-    weaker of the odd and even beats holds SNARE_EVERY_BEAT of the stronger's
-    snare at the spot, or SNARE_WEAK_PEAK when that is still its largest
-    snare-band rise (the snare just after a kick rises less in the log
-    flux), or its kick band peaks there (a snare with a low body: the snare
-    band counts only the rise beyond the kick band's, so where no kick came
-    just before, the snare shows in the kick band instead)."""
+                    period: float) -> tuple[bool, bool]:
+    """(double, unsure): whether the beat is twice the reading. At a slow
+    reading, drum & bass's snare (2 and 4 of the fast bar) comes once every
+    beat at one sixteenth off the beat grid: one spot holds the snare
+    (SNARE_ONE_SPOT), on every beat alike, over kicks that also fall between
+    the beats (KICK_OFF_MIN). A backbeat on 2 and 4 of the slow bar comes every
+    other beat, a dembow's snare moves between two spots from beat to beat.
+    On every beat alike: the weaker of the odd and even beats holds
+    SNARE_EVERY_BEAT of the stronger's snare at the spot, or SNARE_WEAK_PEAK
+    when that is still its largest snare-band rise (the snare just after a
+    kick rises less in the log flux), or its kick band peaks there (a snare
+    with a low body: the snare band counts only the rise beyond the kick
+    band's, so where no kick came just before, the snare shows in the kick
+    band instead). Unsure, and not doubled, when the weaker beats hold it so
+    only a sixteenth either side of the spot: a grid between two sixteenths
+    on drum & bass, or a dembow's snare moving by a sixteenth."""
+    no = (False, False)
     if bpm > DOUBLE_FROM_MAX or 2.0 * bpm > DOUBLE_TO_MAX or len(beats_f) < 4 or period <= 0:
-        return False
+        return no
     snare, kick = at_sixteenths(mid, beats_f, period), at_sixteenths(low, beats_f, period)
     if len(snare) < 4:
-        return False
+        return no
     mean, kmean = snare.mean(axis=0), kick.mean(axis=0)
     spot = int(np.argmax(mean))
     others = np.delete(mean, spot)
     if spot == 0 or mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
-        return False
+        return no
+    if not (kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max()):
+        return no
     beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
     weak = int(beats[1][spot] < beats[0][spot])
-    near = slice(max(1, spot - 1), spot + 2)       # the grid may sit between two sixteenths
-    share = float(beats[weak][near].max() / beats[1 - weak][spot])
-    if not (share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], near))
-            or _peaks_at(kick[weak::2].mean(axis=0), slice(spot, spot + 1))):
-        return False
-    return bool(kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max())
+
+    def every_beat(spots: slice) -> bool:
+        share = float(beats[weak][spots].max() / beats[1 - weak][spot])
+        return share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spots))
+
+    on_spot = slice(spot, spot + 1)
+    if every_beat(on_spot) or _peaks_at(kick[weak::2].mean(axis=0), on_spot):
+        return True, False
+    return False, every_beat(slice(max(1, spot - 1), spot + 2))
 
 
 # A half-time backbeat: at a fast reading the snare hits one beat in four (beat
