@@ -23,6 +23,7 @@ DOUBLE_TO_MAX = 185.0        # drum & bass and jungle: 160-180 (a dembow at 95 s
 SNARE_ONE_SPOT = 1.4         # the snare's sixteenth over every other sixteenth of the beat
 SNARE_EVERY_BEAT = 0.5       # the snare there on odd beats against even ones (weaker over stronger)
 SNARE_WEAK_PEAK = 0.4        # ... or at least this much when the weaker beats' snare band peaks there
+KICK_UNDER_MAX = 0.3         # ... with no kick under that peak (a kick's click rises in the snare band)
 KICK_OFF_MIN = 0.3           # a kick between the beats, against on them
 
 
@@ -51,8 +52,9 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
     other beat, a dembow's snare moves between two spots from beat to beat.
     On every beat alike: the weaker of the odd and even beats holds
     SNARE_EVERY_BEAT of the stronger's snare at the spot, or SNARE_WEAK_PEAK
-    when that is still its largest snare-band rise (the snare just after a
-    kick rises less in the log flux), or its kick band peaks there (a snare
+    when that is still its largest snare-band rise with no kick under it
+    (KICK_UNDER_MAX: the snare just after a kick rises less in the log flux,
+    a kick's click rises there too), or its kick band peaks there (a snare
     with a low body: the snare band counts only the rise beyond the kick
     band's, so where no kick came just before, the snare shows in the kick
     band instead). Unsure, and not doubled, when the weaker beats hold it so
@@ -74,12 +76,17 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
     beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
     weak = int(beats[1][spot] < beats[0][spot])
 
+    weak_kick = kick[weak::2].mean(axis=0)
+
     def every_beat(spots: slice) -> bool:
         share = float(beats[weak][spots].max() / beats[1 - weak][spot])
-        return share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spots))
+        top = int(np.argmax(beats[weak]))
+        no_kick = weak_kick[top] <= KICK_UNDER_MAX * weak_kick.max()
+        return share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spots)
+                                             and no_kick)
 
     on_spot = slice(spot, spot + 1)
-    if every_beat(on_spot) or _peaks_at(kick[weak::2].mean(axis=0), on_spot):
+    if every_beat(on_spot) or _peaks_at(weak_kick, on_spot):
         return True, False
     return False, every_beat(slice(max(1, spot - 1), spot + 2))
 
