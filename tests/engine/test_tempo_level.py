@@ -147,6 +147,16 @@ def test_drum_and_bass_whose_snare_is_masked_on_every_other_beat_reads_fast(seed
     assert halves and abs(halves[0] / (0.5 * spec["bpm"]) - 1.0) <= 0.04, r.tempo_alternatives
 
 
+def test_drum_and_bass_whose_grid_sits_on_the_snare_reads_fast():
+    """Drum & bass at 174 whose beat grid at 87 sits on the snare: the snare
+    then hits every beat of the slow reading alike, on the beat, with no kick
+    under it on the weaker beats (hip-hop's snare on the beat comes every
+    other beat, a dembow's kick is under every beat)."""
+    spec, r = _groove(43, "rec_drum_and_bass_4")
+    assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)
+    assert any(a.relation == "half" for a in r.tempo_alternatives), r.tempo_alternatives
+
+
 def test_hiphop_whose_grid_sits_a_sixteenth_off_the_snare_keeps_its_level():
     """Hip-hop at 86.7 whose beat grid sits a sixteenth before the snare: the
     snare stands at one spot off the beat, but on every other beat only (the

@@ -59,7 +59,10 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
     band's, so where no kick came just before, the snare shows in the kick
     band instead). Unsure, and not doubled, when the weaker beats hold it so
     only a sixteenth either side of the spot: a grid between two sixteenths
-    on drum & bass, or a dembow's snare moving by a sixteenth."""
+    on drum & bass, or a dembow's snare moving by a sixteenth. A grid on the
+    snare puts the spot on the beat: then SNARE_EVERY_BEAT with no kick under
+    the weaker beats' snare (a backbeat at the slow level comes every other
+    beat; a dembow's kick is under every beat)."""
     no = (False, False)
     if bpm > DOUBLE_FROM_MAX or 2.0 * bpm > DOUBLE_TO_MAX or len(beats_f) < 4 or period <= 0:
         return no
@@ -69,14 +72,16 @@ def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.nd
     mean, kmean = snare.mean(axis=0), kick.mean(axis=0)
     spot = int(np.argmax(mean))
     others = np.delete(mean, spot)
-    if spot == 0 or mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
+    if mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
         return no
     if not (kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max()):
         return no
     beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
     weak = int(beats[1][spot] < beats[0][spot])
-
     weak_kick = kick[weak::2].mean(axis=0)
+    if spot == 0:
+        share = float(beats[weak][0] / beats[1 - weak][0])
+        return bool(share >= SNARE_EVERY_BEAT and weak_kick[0] <= KICK_UNDER_MAX * weak_kick.max()), False
 
     def every_beat(spots: slice) -> bool:
         share = float(beats[weak][spots].max() / beats[1 - weak][spot])
