@@ -172,7 +172,8 @@ def test_hiphop_and_lofi_whose_kick_clicks_on_the_other_beats_keep_their_level(s
 def test_hiphop_whose_grid_sits_a_sixteenth_off_the_snare_keeps_its_level():
     """Hip-hop at 86.7 whose beat grid sits a sixteenth before the snare: the
     snare stands at one spot off the beat, but on every other beat only (the
-    other beats' largest snare-band rise there is 0.28 of it): no doubling."""
+    other beats' largest snare-band rise there is 0.28 of it, with a kick
+    under it): no doubling."""
     spec, r = _groove(11, "rec_hiphop_3")
     assert abs(r.bpm / spec["bpm"] - 1.0) <= 0.04, (spec["name"], spec["bpm"], r.bpm)
 
