@@ -22,6 +22,8 @@ DOUBLE_FROM_MAX = 95.0       # only a slow reading doubles, and to at most DOUBL
 DOUBLE_TO_MAX = 185.0        # drum & bass and jungle: 160-180 (a dembow at 95 stays)
 SNARE_ONE_SPOT = 1.4         # the snare's sixteenth over every other sixteenth of the beat
 SNARE_EVERY_BEAT = 0.5       # the snare there on odd beats against even ones (weaker over stronger)
+SNARE_WEAK_PEAK = 0.4        # ... or at least this much when the weaker beats' snare band peaks there
+KICK_UNDER_MAX = 0.3         # ... with no kick under that peak (a kick's click rises in the snare band)
 KICK_OFF_MIN = 0.3           # a kick between the beats, against on them
 
 
@@ -34,28 +36,64 @@ def at_sixteenths(env: np.ndarray, beats_f: np.ndarray, period: float) -> np.nda
     return sample_at(env, at.ravel(), reach).reshape(-1, 4)
 
 
+def _peaks_at(profile: np.ndarray, spots: slice) -> bool:
+    """Whether a beat's sixteenth profile has its largest rise among `spots`."""
+    top = int(np.argmax(profile))
+    return bool(profile[top] > 0 and spots.start <= top < spots.stop)
+
+
 def backbeat_double(bpm: float, mid: np.ndarray, low: np.ndarray, beats_f: np.ndarray,
-                    period: float) -> bool:
-    """Whether the beat is twice the reading. At a slow reading, drum & bass's
-    snare (2 and 4 of the fast bar) comes once every beat at one sixteenth off
-    the beat grid: one spot holds the snare (SNARE_ONE_SPOT), on every beat
-    alike (SNARE_EVERY_BEAT: a backbeat on 2 and 4 of the slow bar comes every
-    other beat, a dembow's snare moves between two spots from beat to beat),
-    over kicks that also fall between the beats (KICK_OFF_MIN)."""
+                    period: float) -> tuple[bool, bool]:
+    """(double, unsure): whether the beat is twice the reading. At a slow
+    reading, drum & bass's snare (2 and 4 of the fast bar) comes once every
+    beat at one sixteenth off the beat grid: one spot holds the snare
+    (SNARE_ONE_SPOT), on every beat alike, over kicks that also fall between
+    the beats (KICK_OFF_MIN). A backbeat on 2 and 4 of the slow bar comes every
+    other beat, a dembow's snare moves between two spots from beat to beat.
+    On every beat alike: the weaker of the odd and even beats holds
+    SNARE_EVERY_BEAT of the stronger's snare at the spot, or SNARE_WEAK_PEAK
+    when that is still its largest snare-band rise with no kick under it
+    (KICK_UNDER_MAX: the snare just after a kick rises less in the log flux,
+    a kick's click rises there too), or its kick band peaks there (a snare
+    with a low body: the snare band counts only the rise beyond the kick
+    band's, so where no kick came just before, the snare shows in the kick
+    band instead). Unsure, and not doubled, when the weaker beats hold it so
+    only a sixteenth either side of the spot: a grid between two sixteenths
+    on drum & bass, or a dembow's snare moving by a sixteenth. A grid on the
+    snare puts the spot on the beat: then SNARE_EVERY_BEAT with no kick under
+    the weaker beats' snare (a backbeat at the slow level comes every other
+    beat; a dembow's kick is under every beat)."""
+    no = (False, False)
     if bpm > DOUBLE_FROM_MAX or 2.0 * bpm > DOUBLE_TO_MAX or len(beats_f) < 4 or period <= 0:
-        return False
+        return no
     snare, kick = at_sixteenths(mid, beats_f, period), at_sixteenths(low, beats_f, period)
     if len(snare) < 4:
-        return False
+        return no
     mean, kmean = snare.mean(axis=0), kick.mean(axis=0)
     spot = int(np.argmax(mean))
     others = np.delete(mean, spot)
-    if spot == 0 or mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
-        return False
-    even, odd = float(snare[0::2, spot].mean()), float(snare[1::2, spot].mean())
-    if min(even, odd) < SNARE_EVERY_BEAT * max(even, odd):
-        return False
-    return bool(kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max())
+    if mean[spot] <= 0 or mean[spot] < SNARE_ONE_SPOT * others.max():
+        return no
+    if not (kmean.max() > 0 and kmean[1:].max() >= KICK_OFF_MIN * kmean.max()):
+        return no
+    beats = (snare[0::2].mean(axis=0), snare[1::2].mean(axis=0))
+    weak = int(beats[1][spot] < beats[0][spot])
+    weak_kick = kick[weak::2].mean(axis=0)
+    if spot == 0:
+        share = float(beats[weak][0] / beats[1 - weak][0])
+        return bool(share >= SNARE_EVERY_BEAT and weak_kick[0] <= KICK_UNDER_MAX * weak_kick.max()), False
+
+    def every_beat(spots: slice) -> bool:
+        share = float(beats[weak][spots].max() / beats[1 - weak][spot])
+        top = int(np.argmax(beats[weak]))
+        no_kick = weak_kick[top] <= KICK_UNDER_MAX * weak_kick.max()
+        return share >= SNARE_EVERY_BEAT or (share >= SNARE_WEAK_PEAK and _peaks_at(beats[weak], spots)
+                                             and no_kick)
+
+    on_spot = slice(spot, spot + 1)
+    if every_beat(on_spot) or _peaks_at(weak_kick, on_spot):
+        return True, False
+    return False, every_beat(slice(max(1, spot - 1), spot + 2))
 
 
 # A half-time backbeat: at a fast reading the snare hits one beat in four (beat

@@ -31,7 +31,7 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     # not on the off-beat bass and hats
     combined = env / onset_scale(env) + on.low / onset_scale(on.low)
     beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
-    doubled = backbeat_double(est.bpm, on.mid, on.low, beats_f, period_f)
+    doubled, double_unsure = backbeat_double(est.bpm, on.mid, on.low, beats_f, period_f)
     if doubled:   # the backbeat on 2 and 4 of the fast level (engine/rhythm/backbeat.py)
         est = replace(est, bpm=2.0 * est.bpm)
         beats_f, period_f = track_beats(combined, fps, est.bpm, on.low)
@@ -75,12 +75,14 @@ def measure_rhythm(spec: ShortFrames, duration_s: float) -> Rhythm:
     salient = bool(confidence >= 0.35 and sal_full >= 0.12 and onset_rate >= 1.0 and percussive >= 0.5)
     if not salient:
         confidence = min(confidence, 0.2)
-    ambiguous = salient and (half_time or half_unsure
+    ambiguous = salient and (half_time or half_unsure or double_unsure
                              or beat_alternation(combined, beats_f, period_f) < AMBIGUOUS_ALTERNATION)
     if ambiguous:
         confidence = min(confidence, AMBIGUOUS_CONFIDENCE)
     alternatives = tempo_alternatives(est.ac, env, fps, bpm, confidence, duration_s)
-    if halved:
+    if double_unsure:   # the fast level as plausible as the reading: first among the alternatives
+        alternatives = with_relation(alternatives, bpm, confidence, "double", share=1.0)
+    elif halved:
         alternatives = with_relation(alternatives, bpm, confidence, "double")
     elif ambiguous or doubled:
         alternatives = with_relation(alternatives, bpm, confidence, "half")

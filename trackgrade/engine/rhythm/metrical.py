@@ -113,13 +113,14 @@ def beat_alternation(env: np.ndarray, beats_f: np.ndarray, period: float) -> flo
 
 
 def with_relation(readings: tuple[TempoReading, ...], bpm: float, confidence: float,
-                  relation: str) -> tuple[TempoReading, ...]:
+                  relation: str, share: float = 0.9) -> tuple[TempoReading, ...]:
     """The alternatives with `relation`'s reading (e.g. "half", "double")
-    among them (at least 0.9 of `confidence`), best first, at most 3."""
+    among them (at least `share` of `confidence`; at 1.0, first), best
+    first, at most 3."""
     others = [r for r in readings if r.relation != relation]
     own = next((r.confidence for r in readings if r.relation == relation), 0.0)
     other = TempoReading(round(bpm * TEMPO_RELATIONS[relation], 2), relation,
-                         round(max(own, 0.9 * confidence), 4))
+                         round(max(own, share * confidence), 4))
     return tuple(sorted([other, *others], key=lambda r: -r.confidence)[:3])
 
 
