@@ -72,7 +72,7 @@ from trackgrade.engine.decode.flac import _parse_flac
 from trackgrade.engine.decode.info import ACCEPTED_CONTAINERS, AudioInfo, CONTAINER_NAMES, _Layout
 from trackgrade.engine.decode.limits import (ACCEPTED, MAX_DURATION_S, MIN_DURATION_S, SIZE_LIMITS,
                                              _check_duration_limit, _check_min_duration,
-                                             _clip_and_check_not_silent, _validate, check_not_silent,
+                                             _validate, check_not_silent, sanitise,
                                              check_size, check_declared_size)
 from trackgrade.engine.decode.mp3 import _parse_mp3
 from trackgrade.engine.decode.pcm import read_sanitised
@@ -133,21 +133,18 @@ def decode(data: bytes, *, file_name: str, parallel: bool = True) -> DecodedAudi
     (`file_rejected`) limits. An MP3 decoder's complaints about damaged
     frames are counted in `decoder_notes`, never printed. `parallel=False`
     keeps a long FLAC on one thread (an analysis worker's one core)."""
-    extremes = None
     with _quiet(data) as notes:
         info, layout = _probe(data, file_name)
         if layout is not None:           # sanitised as it is read
-            samples, *extremes = read_sanitised(data, layout, info.channels)
+            samples, maxs, mins = read_sanitised(data, layout, info.channels)
             truncated = info.truncated
         else:
             samples, truncated = _read_soundfile(data, info, parallel=parallel)
+            maxs, mins = sanitise(samples)
     seconds = samples.shape[0] / info.sample_rate
     _check_duration_limit(seconds, "the audio is")
     _check_min_duration(seconds, info.declared_duration_s if truncated else None)
-    if extremes is None:
-        _clip_and_check_not_silent(samples)
-    else:
-        check_not_silent(*extremes, float(samples[0].max()))
+    check_not_silent(maxs, mins, float(samples[0].max()))
     return DecodedAudio(samples=samples, sample_rate=info.sample_rate, container=info.container,
                         subtype=info.subtype, truncated=bool(truncated),
                         declared_duration_s=info.declared_duration_s if truncated else None,

@@ -113,14 +113,6 @@ def _channel_extremes(samples: np.ndarray, width: int = 1024) -> tuple[np.ndarra
     return maxs, mins
 
 
-def _clip_and_check_not_silent(samples: np.ndarray) -> None:
-    """In place: NaN/inf (float files) -> 0, overs (float files, hot MP3
-    decodes) clipped to [-1, 1]; refuse digital silence (peak < -100 dBFS)
-    and a constant DC offset (no channel moves by -100 dBFS)."""
-    maxs, mins = sanitise(samples)
-    check_not_silent(maxs, mins, float(samples[0].max()))
-
-
 def sanitise(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """In place: NaN/inf -> 0, samples clipped to [-1, 1]. Returns the
     per-channel max and min afterwards (float32 (channels,))."""
