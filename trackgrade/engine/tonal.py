@@ -93,8 +93,12 @@ def _zscore(x: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def key_templates() -> np.ndarray:
     """(24, 12) z-scored templates: rows 0-11 major on C..B, 12-23 minor."""
-    major = _zscore(EDMA_MAJOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MAJOR)
-    minor = _zscore(EDMA_MINOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MINOR)
+    return _rotations(_zscore(EDMA_MAJOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MAJOR),
+                      _zscore(EDMA_MINOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MINOR))
+
+
+def _rotations(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """(24, 12) the profiles' 12 rotations each (major C..B, then minor), z-scored."""
     rows = [np.roll(major, t) for t in range(12)] + [np.roll(minor, t) for t in range(12)]
     return _zscore(np.array(rows))
 
@@ -231,9 +235,7 @@ def _averaged(spec: Spectrogram, frames: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def temperley_templates() -> np.ndarray:
     """(24, 12) z-scored rotations of Temperley's profiles alone (major, then minor)."""
-    rows = ([np.roll(TEMPERLEY_MAJOR, t) for t in range(12)]
-            + [np.roll(TEMPERLEY_MINOR, t) for t in range(12)])
-    return _zscore(np.array(rows))
+    return _rotations(TEMPERLEY_MAJOR, TEMPERLEY_MINOR)
 
 
 def key_correlations(chroma: np.ndarray) -> np.ndarray:
@@ -289,14 +291,6 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
     relative = relative_of(best)
     start = key_correlations(first)
     return relative if start[relative] > start[best] else best
-
-
-def estimate_key(chroma: np.ndarray) -> tuple[int, str, float, float]:
-    """(tonic pitch class, scale, best correlation, margin to the second best)."""
-    corr = key_correlations(chroma)
-    order = np.argsort(corr)[::-1]
-    best = int(order[0])
-    return best % 12, SCALES[best // 12], float(corr[best]), float(corr[best] - corr[order[1]])
 
 
 def _key_of(index: int, confidence: float) -> Key:
