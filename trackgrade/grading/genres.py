@@ -32,6 +32,7 @@ from trackgrade.errors import TrackgradeError
 from trackgrade.grading.genre_model import (GenreModel, default_model, feature_vector, probabilities,
                                             typicality)
 from trackgrade import limits as L
+from trackgrade.grading.low_end import band_shares, level_db
 
 
 @lru_cache(maxsize=1)
@@ -118,9 +119,7 @@ def band_distance_db(measured: dict, ideal: dict) -> np.ndarray:
     """Per-band level of the measured share against the ideal's, dB (7,),
     capped to +-15 dB; an empty band counts as 0.05 % (a finite miss). This
     is the one band unit of every table, sentence and feedback item."""
-    m = np.maximum(bands_vector(measured), L.BAND_SHARE_FLOOR_PCT)
-    i = np.maximum(bands_vector(ideal), L.BAND_SHARE_FLOOR_PCT)
-    return np.clip(10.0 * np.log10(m / i), -L.BAND_DB_CAP, L.BAND_DB_CAP)
+    return level_db(band_shares(measured), band_shares(ideal))
 
 
 def shape_fit(measured: dict, ideal: dict) -> float:

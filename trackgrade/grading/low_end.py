@@ -29,31 +29,34 @@ UPPER = slice(2, None)   # low_mid .. air
 _TOLERANCES = np.array([L.BAND_TOLERANCE_DB[b] for b in BAND_NAMES])
 
 
-def _shares(bands: dict) -> np.ndarray:
+def band_shares(bands: dict) -> np.ndarray:
+    """(7,) the bands' shares (%), an empty band counted as limits.BAND_SHARE_FLOOR_PCT."""
     return np.maximum(np.array([float(bands[b]) for b in BAND_NAMES]), L.BAND_SHARE_FLOOR_PCT)
 
 
-def _db(measured: float | np.ndarray, ideal: float | np.ndarray) -> float | np.ndarray:
+def level_db(measured: float | np.ndarray, ideal: float | np.ndarray) -> float | np.ndarray:
+    """How far a share (or a ratio of shares) sits from the ideal's, dB, capped
+    to +-limits.BAND_DB_CAP: the one band unit (`genres.band_distance_db`)."""
     return np.clip(10.0 * np.log10(measured / ideal), -L.BAND_DB_CAP, L.BAND_DB_CAP)
 
 
 def upper_shape_db(bands: dict, ideal: dict) -> np.ndarray:
     """Each band from 250 Hz up (5,): its share of the upper bands' total
     against the ideal's, dB. A high-pass under 250 Hz leaves it as it was."""
-    m, i = _shares(bands)[UPPER], _shares(ideal)[UPPER]
-    return _db(m / m.sum(), i / i.sum())
+    m, i = band_shares(bands)[UPPER], band_shares(ideal)[UPPER]
+    return level_db(m / m.sum(), i / i.sum())
 
 
 def low_share_db(bands: dict, ideal: dict) -> float:
     """The low end (sub + bass) over the upper bands' total, against the ideal's, dB."""
-    m, i = _shares(bands), _shares(ideal)
-    return float(_db(m[LOW].sum() / m[UPPER].sum(), i[LOW].sum() / i[UPPER].sum()))
+    m, i = band_shares(bands), band_shares(ideal)
+    return float(level_db(m[LOW].sum() / m[UPPER].sum(), i[LOW].sum() / i[UPPER].sum()))
 
 
 def sub_split_db(bands: dict, ideal: dict) -> float:
     """The sub over the bass, against the ideal's, dB (negative: the sub is light)."""
-    m, i = _shares(bands), _shares(ideal)
-    return float(_db(m[0] / m[1], i[0] / i[1]))
+    m, i = band_shares(bands), band_shares(ideal)
+    return float(level_db(m[0] / m[1], i[0] / i[1]))
 
 
 def balance_excess_db(bands: dict, ideal: dict) -> float:
