@@ -100,16 +100,14 @@ def read_sanitised(data: bytes, layout: _Layout, channels: int) -> tuple[np.ndar
     return samples, maxs, mins
 
 
-def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool,
-                    out: np.ndarray | None = None) -> np.ndarray:
-    """24-bit samples read as overlapping 32-bit words (stride 3) whose spare
-    byte is masked off, in chunks so the int32 temporary stays small."""
+def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool, out: np.ndarray) -> None:
+    """24-bit samples into `out` (float32 (count,)), read as overlapping 32-bit
+    words (stride 3) whose spare byte is masked off, in chunks so the int32
+    temporary stays small."""
     start = offset if big else offset - 1               # LE: the spare byte is below the sample
     strided = count - 1 if big and offset + 3 * count + 1 > len(data) else count
     words = np.ndarray(shape=(strided,), dtype=">i4" if big else "<i4", buffer=data,
                        offset=start, strides=(3,))
-    if out is None:
-        out = np.empty(count, dtype=np.float32)
     scale = np.float32(1.0 / 2 ** 31)
     for lo in range(0, strided, _CHUNK_SAMPLES):
         hi = min(lo + _CHUNK_SAMPLES, strided)
@@ -117,4 +115,3 @@ def _int24_to_float(data: bytes, offset: int, count: int, *, big: bool,
     if strided < count:                                 # BE: the last word would overrun the bytes
         last = offset + 3 * strided
         out[-1] = int.from_bytes(data[last:last + 3], "big", signed=True) * np.float32(2.0 ** -23)
-    return out
