@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import scipy.fft
 import soundfile as sf
+from scipy.signal import lfilter
 
 from trackgrade.engine.decode import decode
 from trackgrade.engine.extract import extract
@@ -101,6 +102,36 @@ def low_cut(audio: DecodedAudio, hz: float = 150.0) -> DecodedAudio:
     spec = scipy.fft.rfft(x, n=n, axis=0)
     spec[scipy.fft.rfftfreq(n, 1.0 / audio.sample_rate) < hz] = 0
     return _with(audio, scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]])
+
+
+def _biquad(audio: DecodedAudio, b: list, den: list) -> DecodedAudio:
+    """The audio through one biquad, then at most -0.9 dBFS peak (a boost that
+    clips would be two defects)."""
+    y = lfilter(b, den, audio.samples.astype(np.float64), axis=0)
+    return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))
+
+
+def low_shelf(audio: DecodedAudio, db: float = 12.0, hz: float = 100.0) -> DecodedAudio:
+    """An RBJ low shelf (shelf slope 1): `db` of gain under `hz`."""
+    a, w = 10.0 ** (db / 40.0), 2.0 * np.pi * hz / audio.sample_rate
+    cos, alpha = np.cos(w), np.sin(w) / 2.0 * np.sqrt(2.0)
+    root = 2.0 * np.sqrt(a) * alpha
+    b = [a * ((a + 1) - (a - 1) * cos + root), 2 * a * ((a - 1) - (a + 1) * cos), a * ((a + 1) - (a - 1) * cos - root)]
+    den = [(a + 1) + (a - 1) * cos + root, -2 * ((a - 1) + (a + 1) * cos), (a + 1) + (a - 1) * cos - root]
+    return _biquad(audio, b, den)
+
+
+def peaking(audio: DecodedAudio, db: float = -6.0, lo_hz: float = 250.0, hi_hz: float = 2000.0
+            ) -> DecodedAudio:
+    """An RBJ peaking EQ of `db` centred between `lo_hz` and `hi_hz` (geometric
+    mean), its bandwidth the octaves between them."""
+    a, w = 10.0 ** (db / 40.0), 2.0 * np.pi * np.sqrt(lo_hz * hi_hz) / audio.sample_rate
+    octaves = np.log2(hi_hz / lo_hz)
+    alpha = np.sin(w) * np.sinh(np.log(2.0) / 2.0 * octaves * w / np.sin(w))
+    cos = np.cos(w)
+    b = [1 + alpha * a, -2 * cos, 1 - alpha * a]
+    den = [1 + alpha / a, -2 * cos, 1 - alpha / a]
+    return _biquad(audio, b, den)
 
 
 def polarity_inverted(audio: DecodedAudio) -> DecodedAudio:

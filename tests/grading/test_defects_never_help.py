@@ -17,14 +17,14 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
-from scipy.signal import butter, lfilter, sosfilt
+from scipy.signal import butter, sosfilt
 
 from trackgrade.engine.extract import extract
 from trackgrade.grading import build_analysis
 
 from tests.truth import need_real, real_params
 
-from .real_audio import _originals, _with, load, low_cut, turned_down
+from .real_audio import _originals, _with, load, low_cut, low_shelf, turned_down
 
 CLIPS = [r["file"] for r in _originals() if float(r["duration_s"] or 0) >= 5.0]
 # a full mix (133 s) whose bands sit inside their tolerances (frequency pillar 95 or more)
@@ -35,18 +35,6 @@ def butterworth(audio, hz: float, db_per_octave: int):
     """A Butterworth high-pass of `db_per_octave` (order / 6) at `hz` on the audio."""
     sos = butter(db_per_octave // 6, hz, "highpass", fs=audio.sample_rate, output="sos")
     return _with(audio, sosfilt(sos, audio.samples.astype(np.float64), axis=0))
-
-
-def low_shelf(audio, db: float = 12.0, hz: float = 100.0):
-    """An RBJ low shelf (shelf slope 1): `db` of gain under `hz`, then at most
-    -0.9 dBFS peak (a boost that clips would be two defects)."""
-    a, w = 10.0 ** (db / 40.0), 2.0 * np.pi * hz / audio.sample_rate
-    cos, alpha = np.cos(w), np.sin(w) / 2.0 * np.sqrt(2.0)
-    root = 2.0 * np.sqrt(a) * alpha
-    b = [a * ((a + 1) - (a - 1) * cos + root), 2 * a * ((a - 1) - (a + 1) * cos), a * ((a + 1) - (a - 1) * cos - root)]
-    den = [(a + 1) + (a - 1) * cos + root, -2 * ((a - 1) + (a + 1) * cos), (a + 1) + (a - 1) * cos - root]
-    y = lfilter(b, den, audio.samples.astype(np.float64), axis=0)
-    return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))     # no clipping
 
 
 @lru_cache(maxsize=None)

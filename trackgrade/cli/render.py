@@ -22,7 +22,8 @@ from trackgrade.cli.terminal import plain_text
 from trackgrade.display import clock, plural
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.figures import mix_rows
-from trackgrade.grading.wording import band_db, target_name
+from trackgrade.grading.low_end import frame_pct
+from trackgrade.grading.wording import BAND_FRAME_TEXT, band_db, target_name
 from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import FEEDBACK_TYPES, Analysis
@@ -129,8 +130,9 @@ def pillars_table(analysis: Analysis) -> Table:
 
 
 def bands_table(analysis: Analysis) -> Table:
-    """The seven bands against the target (the genre ideal or the references),
-    the difference in dB as everywhere else (diagnosis, feedback)."""
+    """The seven bands against the target (the genre ideal or the references)
+    in the frequency pillar's frame (wording.BAND_FRAME_TEXT), the dB the
+    diagnosis and the feedback speak of."""
     # 78 columns wide: the whole table, "normal" included, fits an 80-column terminal
     table = Table(box=box.SIMPLE_HEAD, title=f"Tonal balance vs {target_name(analysis)}",
                   title_justify="left", title_style="bold", padding=(0, 1), pad_edge=False,
@@ -142,12 +144,12 @@ def bands_table(analysis: Analysis) -> Table:
     table.add_column("", min_width=20, no_wrap=True)
     table.add_column("dB", justify="right", no_wrap=True)
     table.add_column("normal", justify="right", style="dim", no_wrap=True)
-    bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
+    bands, ideal = (frame_pct({b: getattr(side, b) for b in BAND_NAMES})
+                    for side in (analysis.frequency.bands, analysis.frequency.ideal))
     diff_db = band_db(analysis)
-    top = max([getattr(bands, b) for b in BAND_NAMES] + [getattr(ideal, b) for b in BAND_NAMES]
-              + [1.0])
-    for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ):
-        mine, target = getattr(bands, name), getattr(ideal, name)
+    top = max(list(bands) + list(ideal) + [1.0])
+    for k, (name, (lo, hi)) in enumerate(zip(BAND_NAMES, BAND_EDGES_HZ)):
+        mine, target = float(bands[k]), float(ideal[k])
         diff, tolerance = diff_db[name], BAND_TOLERANCE_DB[name]
         style = ("green" if abs(diff) <= tolerance else "" if abs(diff) < SUGGEST_BEYOND * tolerance
                  else "red" if diff > 0 else "yellow")
@@ -155,7 +157,7 @@ def bands_table(analysis: Analysis) -> Table:
         table.add_row(BAND_WORDS[name].title, f"{lo}-{hi if hi < 20000 else '20k'}",
                       f"{mine:5.1f}%", f"{target:5.1f}%", cells,
                       Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
-    table.caption = ("┃ marks the target · dB: your band against the target's · normal: the spread "
+    table.caption = (f"┃ marks the target · % and dB: {BAND_FRAME_TEXT} · normal: the spread "
                      "of real records · "
                      f"spectral centroid {analysis.frequency.centroid_hz:,.0f} Hz · "
                      f"frequency score {analysis.frequency.score}")

@@ -9,7 +9,7 @@ rhythm, structure, key, genre, file.
 from __future__ import annotations
 
 from trackgrade import limits as L
-from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, clock,
+from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, band_frame_words, clock,
                                         genre_unclear, judged_as_part, not_electronic_text, part_text,
                                         profile_name, target_name, targets, unclear_genre_text,
                                         whole_mix, band_levels_text, bands_judged, drums_to_time)
@@ -221,6 +221,12 @@ def _low_end_mono_loss(a: Analysis) -> list[tuple[str, float]]:
     return [(b, loss) for b, loss in lost if loss >= L.LOW_END_MONO_LOSS_DB]
 
 
+# what may be cutting a light band: a high-pass under it, an EQ dip in it, a low-pass over it
+FILTER_CUTTING = {"sub_bass": "a high-pass filter", "bass": "a high-pass filter",
+                  "low_mid": "a high-pass filter", "mid": "an EQ dip", "upper_mid": "an EQ dip",
+                  "high": "a low-pass filter", "air": "a low-pass filter"}
+
+
 def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
     if not bands_judged(a):
         return [(0.0, FeedbackItem("pass", "frequency", band_levels_text(a)))]
@@ -234,14 +240,13 @@ def _frequency_items(a: Analysis) -> list[tuple[float, FeedbackItem]]:
             f"the master, the bass or the kick."))))
     for b, d, change, kind in band_advice(a):
         tol = BAND_TOLERANCE_DB[b]
+        head = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target}, "
+                f"{band_frame_words(b)} (normal: within ±{tol:g} dB)")
         if change > 0:
-            filt = "high-pass" if b in ("sub_bass", "bass", "low_mid") else "low-pass"
-            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
-                    f"±{tol:g} dB): boost by about {change:.0f} dB, or check for a {filt} filter "
+            text = (f"{head}: boost by about {change:.0f} dB, or check for {FILTER_CUTTING[b]} "
                     f"cutting it.")
         else:
-            text = (f"{sentence_start(BAND_LABELS[b])} {d:+.1f} dB against {target} (normal: within "
-                    f"±{tol:g} dB): cut about {-change:.0f} dB there with a broad EQ.")
+            text = f"{head}: cut about {-change:.0f} dB there with a broad EQ."
         out.append((abs(d) / tol * 5, FeedbackItem(kind, "frequency", text)))
     if not out:
         out.append((0.0, FeedbackItem("pass", "frequency", (

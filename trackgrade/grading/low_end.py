@@ -53,6 +53,41 @@ def low_share_db(bands: dict, ideal: dict) -> float:
     return float(level_db(m[LOW].sum() / m[UPPER].sum(), i[LOW].sum() / i[UPPER].sum()))
 
 
+def frame_pct(bands: dict) -> np.ndarray:
+    """The seven bands (7,) as % of the upper bands' total (the upper five sum
+    to 100; sub and bass are their level over those bands), `band_shares` floor."""
+    m = band_shares(bands)
+    return 100.0 * m / m[UPPER].sum()
+
+
+def low_bands_db(bands: dict, ideal: dict) -> np.ndarray:
+    """Sub and bass (2,), each over the upper bands' total against the ideal's,
+    dB: a low shelf moves these and nothing above 250 Hz."""
+    return level_db(frame_pct(bands)[LOW], frame_pct(ideal)[LOW])
+
+
+def frame_db(bands: dict, ideal: dict) -> np.ndarray:
+    """The seven bands (7,) in the frequency pillar's frame, the one reading the
+    advice and the band table show: sub and bass against the upper bands'
+    total (`low_bands_db`), each band from 250 Hz up as its share of the upper
+    bands (`upper_shape_db`), all against the ideal's, dB."""
+    return np.concatenate([low_bands_db(bands, ideal), upper_shape_db(bands, ideal)])
+
+
+def change_to_edge_db(ideal: dict, band: str, reading_db: float, edge_db: float) -> float:
+    """The boost (+) or cut (-) on `band` alone, dB, that moves its `frame_db`
+    reading from `reading_db` to `edge_db`. A low band's reading moves dB for
+    dB; an upper band is part of the total its share is taken of, so it needs
+    more: share s to s' takes a gain of s'(1 - s) / (s(1 - s'))."""
+    k = BAND_NAMES.index(band)
+    if k < UPPER.start:
+        return float(edge_db - reading_db)
+    i = band_shares(ideal)[UPPER]
+    share = i[k - UPPER.start] / i.sum()
+    s, s_to = (min(share * 10.0 ** (db / 10.0), 0.999) for db in (reading_db, edge_db))
+    return float(10.0 * np.log10(s_to * (1.0 - s) / (s * (1.0 - s_to))))
+
+
 def sub_split_db(bands: dict, ideal: dict) -> float:
     """The sub over the bass, against the ideal's, dB (negative: the sub is light)."""
     m, i = band_shares(bands), band_shares(ideal)

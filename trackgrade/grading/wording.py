@@ -8,11 +8,14 @@ everywhere.
 
 from __future__ import annotations
 
-from trackgrade.engine.features import BAND_NAMES
+import math
+
+from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade import limits as L
 from trackgrade.grading.content import DRUMS, KIND_NAMES, MIX
 from trackgrade.grading.genres import (BROAD_PROFILE, ELECTRONIC, GENRES, TIMING_GRID_MS,
-                                       TIMING_PLAYED_MS, band_distance_db)
+                                       TIMING_PLAYED_MS)
+from trackgrade.grading.low_end import UPPER, change_to_edge_db, frame_db
 from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, UNCLEAR_BELOW
 from trackgrade.grading.targets import REFERENCE
 from trackgrade.model import Analysis
@@ -28,24 +31,43 @@ def clock(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+_SPLIT_HZ = BAND_EDGES_HZ[UPPER.start][0]        # where the upper bands start (250 Hz)
+# What a band's dB means (the terminal's band table, the report's chart, the
+# README's frequency paragraph): the frequency pillar's frame, `low_end.frame_db`.
+BAND_FRAME_TEXT = (f"each band from {_SPLIT_HZ} Hz up is read as its share of those bands, "
+                   f"sub-bass and bass as their level over them, yours against the target's "
+                   f"(so a boomy low end moves only the two low bands)")
+
+
+def band_frame_words(band: str) -> str:
+    """How a band's reading is taken, in a sentence: "over the bands above 250 Hz"."""
+    low = BAND_NAMES.index(band) < UPPER.start
+    return (f"{'its level over' if low else 'its share of'} the bands above {_SPLIT_HZ} Hz")
+
+
 def band_db(a: Analysis) -> dict[str, float]:
-    """Each band's level against the target's, dB (the one band unit everywhere)."""
+    """Each band's reading in the frequency pillar's frame, dB against the
+    target's (`low_end.frame_db`; BAND_FRAME_TEXT says what it means): the one
+    band unit of the advice, the terminal's table and the report."""
     m = {b: getattr(a.frequency.bands, b) for b in BAND_NAMES}
     i = {b: getattr(a.frequency.ideal, b) for b in BAND_NAMES}
-    return {b: round(float(v), 1) + 0.0 for b, v in zip(BAND_NAMES, band_distance_db(m, i))}
+    return {b: round(float(v), 1) + 0.0 for b, v in zip(BAND_NAMES, frame_db(m, i))}
 
 
 def band_advice(a: Analysis) -> list[tuple[str, float, float, str]]:
-    """(band, dB against the target, suggested change in dB, "warn"|"tip") for
-    every band well outside its tolerance, worst first. The change brings the
-    band back inside the tolerance; sign: + boost, - cut."""
+    """(band, reading in dB, suggested change in dB, "warn"|"tip") for every
+    band well outside its tolerance, worst first. The change, on that band
+    alone, brings its reading back to the tolerance's edge (rounded up, so
+    inside it); sign: + boost, - cut."""
+    ideal = {b: getattr(a.frequency.ideal, b) for b in BAND_NAMES}
     out = []
     for b, d in band_db(a).items():
         tol = BAND_TOLERANCE_DB[b]
         if abs(d) < L.SUGGEST_BEYOND * tol:
             continue
-        change = -(d - tol) if d > 0 else (-d - tol)
-        out.append((b, d, round(change), "warn" if abs(d) >= L.WARN_BEYOND * tol else "tip"))
+        change = change_to_edge_db(ideal, b, d, tol if d > 0 else -tol)
+        out.append((b, d, float(math.copysign(math.ceil(abs(change) - 1e-6), change)),
+                    "warn" if abs(d) >= L.WARN_BEYOND * tol else "tip"))
     return sorted(out, key=lambda x: -abs(x[1]) / BAND_TOLERANCE_DB[x[0]])
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.figures import mix_rows
-from trackgrade.grading.wording import judged_as_part, score_caption, target_name
+from trackgrade.grading.wording import BAND_FRAME_TEXT, band_db, judged_as_part, score_caption, target_name
 from trackgrade.model import FEEDBACK_TYPES, Analysis, Extras
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.report import charts
@@ -55,20 +55,21 @@ def _finite(value) -> float | None:
 # ---------------------------------------------------------------- tonal balance
 
 def band_rows(analysis: Analysis, references: list[ReportTrack]) -> list[dict]:
-    """Per band: dB against the target (the grading's own measure) and the
-    tolerance the grading allows, the shares in %, and the first reference's
-    dB against the same target."""
-    from trackgrade.grading.genres import band_distance_db
+    """Per band: its reading in the frequency pillar's frame (`low_end.frame_db`,
+    the advice's and the terminal's dB; wording.BAND_FRAME_TEXT) and the
+    tolerance the grading allows, the shares of the energy in %, and the first
+    reference's reading against the same target."""
+    from trackgrade.grading.low_end import frame_db
     from trackgrade.limits import BAND_TOLERANCE_DB
 
     mine = {b: float(getattr(analysis.frequency.bands, b)) for b in BAND_NAMES}
     target = {b: float(getattr(analysis.frequency.ideal, b)) for b in BAND_NAMES}
-    deltas = band_distance_db(mine, target)
+    deltas = band_db(analysis)
     ref_deltas = None
     if references:
         theirs = {b: float(getattr(references[0].analysis.frequency.bands, b)) for b in BAND_NAMES}
-        ref_deltas = band_distance_db(theirs, target)
-    return [{"band": b, "delta_db": round(float(deltas[i]), 1),
+        ref_deltas = frame_db(theirs, target)
+    return [{"band": b, "delta_db": deltas[b],
              "tolerance_db": float(BAND_TOLERANCE_DB[b]), "share_pct": mine[b],
              "target_pct": target[b],
              "ref_delta_db": None if ref_deltas is None else round(float(ref_deltas[i]), 1)}
@@ -250,6 +251,7 @@ def build(page: Page) -> dict:
                         "grade": r.analysis.grade.letter} for r in refs],
         "tonal": charts.tonal_balance(band_rows(a, refs), target_name=target_name(a),
                                       reference_name=refs[0].analysis.file_name if refs else None),
+        "band_frame": BAND_FRAME_TEXT,
         "timelines": timelines, "key": key_block(a, refs), "mix": mix_table(a, refs),
         "structure": structure_rows(series[0]), "feedback": feedback(a),
         "truncated": bool(extras_of(a).get("truncated")),
