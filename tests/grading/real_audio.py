@@ -134,6 +134,18 @@ def peaking(audio: DecodedAudio, db: float = -6.0, lo_hz: float = 250.0, hi_hz: 
     return _biquad(audio, b, den)
 
 
+def band_gain(audio: DecodedAudio, db: float, lo_hz: float, hi_hz: float) -> DecodedAudio:
+    """`db` of gain on lo_hz..hi_hz and nothing else (a flat linear-phase EQ, FFT,
+    as `low_cut`), then at most -0.9 dBFS peak."""
+    x = audio.samples
+    n = scipy.fft.next_fast_len(x.shape[0], real=True)
+    spec = scipy.fft.rfft(x, n=n, axis=0)
+    hz = scipy.fft.rfftfreq(n, 1.0 / audio.sample_rate)
+    spec[(hz >= lo_hz) & (hz < hi_hz)] *= 10.0 ** (db / 20.0)
+    y = scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]]
+    return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))
+
+
 def polarity_inverted(audio: DecodedAudio) -> DecodedAudio:
     """The right channel's polarity flipped (a mono file is made stereo first)."""
     x = _stereo(audio.samples).astype(np.float64)
