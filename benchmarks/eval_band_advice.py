@@ -6,10 +6,13 @@ real EQs (low shelves, mids dips, high-passes), graded by main's code (from
 features (extracted once, by this tree's engine, in this process).
 
     python benchmarks/eval_band_advice.py            # the table for hearing.md
+    python benchmarks/eval_band_advice.py --agreement  # advice against the pillar, this tree
 
 Prints, per item: its kind, the frequency pillar, and the frequency advice
 (warn/tip feedback) before and after; then how many items judged as mixes
-changed their advice.
+changed their advice. With --agreement: every real mix of 5 s or more through
+`AGREEMENT_EQS` too, this tree only, and the items whose advice disagrees with
+the pillar (a pillar of 95 or more with EQ advice, one of 70 or less without).
 """
 
 from __future__ import annotations
@@ -59,6 +62,47 @@ def items() -> dict:
     return out
 
 
+def agreement() -> None:
+    """Every real mix of 5 s or more, clean and through `AGREEMENT_EQS`: does
+    the advice agree with the pillar?"""
+    from scipy.signal import butter, sosfilt
+
+    from trackgrade.engine.extract import extract
+    from trackgrade.grading import build_analysis
+    from tests.grading.real_audio import _originals, _with, load, low_shelf, peaking
+
+    def high_pass(audio, hz):
+        sos = butter(4, hz, "highpass", fs=audio.sample_rate, output="sos")
+        return _with(audio, sosfilt(sos, audio.samples.astype("float64"), axis=0))
+
+    eqs = {"clean": lambda a: a, "shelf+12": lambda a: low_shelf(a, 12.0),
+           "shelf+6": lambda a: low_shelf(a, 6.0), "shelf-6": lambda a: low_shelf(a, -6.0),
+           "mids-6": lambda a: peaking(a, -6.0), "mids+6": lambda a: peaking(a, 6.0),
+           "highs-6": lambda a: peaking(a, -6.0, 4000.0, 16000.0),
+           "hp100": lambda a: high_pass(a, 100.0)}
+    n = bad = 0
+    for row in _originals():
+        if float(row["duration_s"] or 0) < 5.0:
+            continue
+        def grade(audio):
+            return build_analysis(extract(audio, parallel=False), file_name=row["file"],
+                                  mastering_status="master")
+
+        if grade(load(row["file"])).content.kind != "mix":
+            continue
+        for name, eq in eqs.items():
+            a = grade(eq(load(row["file"])))
+            if a.content.kind != "mix":
+                continue
+            n += 1
+            told = [i for i in a.feedback if i.category == "frequency" and i.type != "pass"]
+            pillar = a.scores.frequency_balance
+            if (pillar >= 95 and told) or (pillar <= 70 and not told):
+                bad += 1
+                print(f"disagrees: {row['file']} {name} pillar {pillar}: {[i.text for i in told]}")
+    print(f"{n} items judged as mixes, {bad} whose advice disagrees with the pillar")
+
+
 def graded(tree: Path, features: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
     run = subprocess.run([sys.executable, "-c", WORKER, str(features)], env=env, cwd=tree,
@@ -77,6 +121,8 @@ def short(texts: list[str]) -> str:
 
 
 def main() -> None:
+    if "--agreement" in sys.argv:
+        return agreement()
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "archive", "main", "trackgrade"], cwd=ROOT, capture_output=True,
                                  check=True).stdout
