@@ -129,6 +129,12 @@ def pillars_table(analysis: Analysis) -> Table:
     return table
 
 
+def _pct(value: float) -> str:
+    """A band's level in the table: "22.6%", "323%" (a low band can be many
+    times the bands above 250 Hz)."""
+    return f"{value:5.1f}%" if value < 99.95 else f"{value:5.0f}%"
+
+
 def bands_table(analysis: Analysis) -> Table:
     """The seven bands against the target (the genre ideal or the references)
     in the frequency pillar's frame (wording.BAND_FRAME_TEXT), the dB the
@@ -155,7 +161,7 @@ def bands_table(analysis: Analysis) -> Table:
                  else "red" if diff > 0 else "yellow")
         cells = bar_with_marker(mine, target, top, width=20, style=style)
         table.add_row(BAND_WORDS[name].title, f"{lo}-{hi if hi < 20000 else '20k'}",
-                      f"{mine:5.1f}%", f"{target:5.1f}%", cells,
+                      _pct(mine), _pct(target), cells,
                       Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
     table.caption = (f"┃ marks the target · % and dB: {BAND_FRAME_TEXT} · normal: the spread "
                      "of real records · "
