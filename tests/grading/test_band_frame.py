@@ -32,7 +32,7 @@ from trackgrade.grading import build_analysis
 from trackgrade.grading.diagnosis import enhanced_diagnosis
 from trackgrade.grading.low_end import UPPER, change_to_edge_db, frame_db
 from trackgrade.grading.wording import band_advice, band_db
-from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, BAND_WORDS
+from trackgrade.limits import BAND_DB_CAP, BAND_LABELS, BAND_TOLERANCE_DB, BAND_WORDS
 from trackgrade.report.context import band_rows
 
 from tests.truth import need_real, real_only, real_params
@@ -86,17 +86,17 @@ def cuts(sentence: str) -> bool:
     return bool(re.search(r"\bcut\b", sentence, re.I))
 
 
-def table_db(a) -> dict[str, float]:
-    """The terminal's band table, dB column, as printed."""
+def table_rows(a) -> dict[str, tuple]:
+    """The terminal's band table as printed: band -> (yours %, ideal %, bar, dB)."""
     console = Console(record=True, width=120, color_system=None, file=io.StringIO())
     console.print(bands_table(a))
     out = {}
     for line in console.export_text().splitlines():
         for b in BAND_NAMES:
             m = re.match(r"\s*" + re.escape(BAND_WORDS[b].title) + r"\s+\d+-\S+\s+([\d.]+)%\s+"
-                         r"([\d.]+)%.*?([+-]\d+\.\d)\s+±", line)
+                         r"([\d.]+)%\s+([·█┃]+)\s+([+-]\d+\.\d)\s+±", line)
             if m:
-                out[b] = (float(m.group(1)), float(m.group(2)), float(m.group(3)))
+                out[b] = (float(m.group(1)), float(m.group(2)), m.group(3), float(m.group(4)))
     return out
 
 
@@ -112,13 +112,17 @@ def test_a_low_shelf_moves_only_the_low_readings(clip):
     for b in UPPER_BANDS:
         assert abs(after[b] - before[b]) <= 0.5, (b, before, after)
     assert after["sub_bass"] >= before["sub_bass"] + 8.0, (before, after)
-    # the terminal's table prints the same readings, and its % agree with its dB
-    shown = table_db(boomy)
+    # the terminal's table prints the same readings, its bar on the same side of
+    # the target's mark, its % the shares of the energy the document holds
+    shown = table_rows(boomy)
     assert set(shown) == set(BAND_NAMES), shown
-    for b, (mine, ideal, db) in shown.items():
+    for b, (mine, ideal, bar, db) in shown.items():
         assert db == after[b], (b, shown[b], after[b])
-        if abs(db) < 15.0:      # the cap
-            assert abs(10 * np.log10(max(mine, 0.05) / ideal) - db) <= 0.3, (b, shown[b])
+        assert (mine, ideal) == (round(getattr(boomy.frequency.bands, b), 1),
+                                 round(getattr(boomy.frequency.ideal, b), 1)), (b, shown[b])
+        under, over = bar.split("┃")
+        cells = round(abs(db) / BAND_DB_CAP * len(over))
+        assert (over.count("█"), under.count("█")) == ((cells, 0) if db > 0 else (0, cells)), (b, bar)
     # and the report's chart
     assert {r["band"]: r["delta_db"] for r in band_rows(boomy, [])} == after
 

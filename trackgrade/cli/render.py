@@ -16,15 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from trackgrade.cli.render_delivery import delivery_block, delivery_lines
-from trackgrade.cli.styles import (FEEDBACK_STYLE, SECTION_STYLE, bar, bar_with_marker,
+from trackgrade.cli.styles import (FEEDBACK_STYLE, SECTION_STYLE, bar,
                                    score_style)
 from trackgrade.cli.terminal import plain_text
 from trackgrade.display import clock, plural
 from trackgrade.engine.features import BAND_EDGES_HZ, BAND_NAMES
 from trackgrade.grading.figures import mix_rows
-from trackgrade.grading.low_end import frame_pct
 from trackgrade.grading.wording import BAND_FRAME_TEXT, band_db, target_name
-from trackgrade.limits import (BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
+from trackgrade.limits import (BAND_DB_CAP, BAND_TOLERANCE_DB, BAND_WORDS, SUGGEST_BEYOND,
                                TRUE_PEAK_MAX_DBTP)
 from trackgrade.model import FEEDBACK_TYPES, Analysis
 from trackgrade.pillars import PILLAR_TITLES
@@ -129,10 +128,14 @@ def pillars_table(analysis: Analysis) -> Table:
     return table
 
 
-def _pct(value: float) -> str:
-    """A band's level in the table: "22.6%", "323%" (a low band can be many
-    times the bands above 250 Hz)."""
-    return f"{value:5.1f}%" if value < 99.95 else f"{value:5.0f}%"
+def _db_bar(db: float, side: int = 9, style: str = "") -> Text:
+    """A band's reading as a bar from the target's `┃` in the middle: right
+    for over, left for under, `side` cells to limits.BAND_DB_CAP."""
+    cells = min(side, int(round(abs(db) / BAND_DB_CAP * side)))
+    left = "·" * side if db >= 0 else "·" * (side - cells) + "█" * cells
+    right = "█" * cells + "·" * (side - cells) if db > 0 else "·" * side
+    return Text.assemble((left, style if db < 0 else "grey30"), ("┃", "bold white"),
+                         (right, style if db > 0 else "grey30"))
 
 
 def bands_table(analysis: Analysis) -> Table:
@@ -150,21 +153,18 @@ def bands_table(analysis: Analysis) -> Table:
     table.add_column("", min_width=20, no_wrap=True)
     table.add_column("dB", justify="right", no_wrap=True)
     table.add_column("normal", justify="right", style="dim", no_wrap=True)
-    bands, ideal = (frame_pct({b: getattr(side, b) for b in BAND_NAMES})
-                    for side in (analysis.frequency.bands, analysis.frequency.ideal))
+    bands, ideal = analysis.frequency.bands, analysis.frequency.ideal
     diff_db = band_db(analysis)
-    top = max(list(bands) + list(ideal) + [1.0])
-    for k, (name, (lo, hi)) in enumerate(zip(BAND_NAMES, BAND_EDGES_HZ)):
-        mine, target = float(bands[k]), float(ideal[k])
+    for name, (lo, hi) in zip(BAND_NAMES, BAND_EDGES_HZ):
+        mine, target = getattr(bands, name), getattr(ideal, name)
         diff, tolerance = diff_db[name], BAND_TOLERANCE_DB[name]
         style = ("green" if abs(diff) <= tolerance else "" if abs(diff) < SUGGEST_BEYOND * tolerance
                  else "red" if diff > 0 else "yellow")
-        cells = bar_with_marker(mine, target, top, width=20, style=style)
         table.add_row(BAND_WORDS[name].title, f"{lo}-{hi if hi < 20000 else '20k'}",
-                      _pct(mine), _pct(target), cells,
+                      f"{mine:5.1f}%", f"{target:5.1f}%", _db_bar(diff, style=style),
                       Text(f"{diff:+5.1f}", style=style), f"±{tolerance:g}")
-    table.caption = (f"┃ marks the target · % and dB: {BAND_FRAME_TEXT} · normal: the spread "
-                     "of real records · "
+    table.caption = (f"%: share of the energy · bar and dB from the target's ┃: {BAND_FRAME_TEXT} · "
+                     "normal: the spread of real records · "
                      f"spectral centroid {analysis.frequency.centroid_hz:,.0f} Hz · "
                      f"frequency score {analysis.frequency.score}")
     table.caption_justify = "left"

@@ -32,12 +32,3 @@ def bar(value: float, maximum: float = 100.0, width: int = 24, style: str = "") 
     text = Text(glyphs, style=style)
     text.append("·" * (width - len(glyphs)), style="grey30")
     return text
-
-
-def bar_with_marker(value: float, marker: float, maximum: float, width: int = 20,
-                    style: str = "") -> Text:
-    """A bar with a `┃` where `marker` (e.g. the genre ideal) falls."""
-    text = bar(value, maximum, width, style)
-    cell = min(width - 1, max(0, int(round(marker / maximum * width)) - 1)) if maximum > 0 else 0
-    text = Text.assemble(text[:cell], ("┃", "bold white"), text[cell + 1:])
-    return text
