@@ -9,10 +9,11 @@ rhythm, structure, key, genre, file.
 from __future__ import annotations
 
 from trackgrade import limits as L
-from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, band_frame_words, clock,
-                                        genre_unclear, judged_as_part, not_electronic_text, part_text,
-                                        profile_name, target_name, targets, unclear_genre_text,
-                                        whole_mix, band_levels_text, bands_judged, drums_to_time)
+from trackgrade.grading.wording import (as_target, balance_ok_text, band_advice, band_frame_words,
+                                        clock, genre_unclear, judged_as_part, not_electronic_text,
+                                        part_text, profile_name, target_name, targets,
+                                        unclear_genre_text, whole_mix, band_levels_text,
+                                        bands_judged, drums_to_time)
 from trackgrade.limits import BAND_LABELS, BAND_TOLERANCE_DB, sentence_start
 from trackgrade.display import plural
 from trackgrade.grading.delivery_feedback import codec_items, mono_items

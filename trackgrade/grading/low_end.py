@@ -1,7 +1,8 @@
 """The low end: where a track's low end starts (engine spectrum.low_rolloff_hz),
 read the same by the scores and by the genre model's cues (a leaf of grading,
 so neither imports the other for it), and how the frequency pillar counts it:
-once, against the bands above it (limits.LOW_SHARE_EXCESS_CAP_DB)."""
+once, against the bands above it (limits.LOW_SHARE_EXCESS_CAP_DB). The band
+advice, the band table and the report read every band in that frame (`frame_db`)."""
 
 from __future__ import annotations
 
@@ -53,17 +54,11 @@ def low_share_db(bands: dict, ideal: dict) -> float:
     return float(level_db(m[LOW].sum() / m[UPPER].sum(), i[LOW].sum() / i[UPPER].sum()))
 
 
-def frame_pct(bands: dict) -> np.ndarray:
-    """The seven bands (7,) as % of the upper bands' total (the upper five sum
-    to 100; sub and bass are their level over those bands), `band_shares` floor."""
-    m = band_shares(bands)
-    return 100.0 * m / m[UPPER].sum()
-
-
 def low_bands_db(bands: dict, ideal: dict) -> np.ndarray:
     """Sub and bass (2,), each over the upper bands' total against the ideal's,
     dB: a low shelf moves these and nothing above 250 Hz."""
-    return level_db(frame_pct(bands)[LOW], frame_pct(ideal)[LOW])
+    m, i = band_shares(bands), band_shares(ideal)
+    return level_db(m[LOW] / m[UPPER].sum(), i[LOW] / i[UPPER].sum())
 
 
 def frame_db(bands: dict, ideal: dict) -> np.ndarray:

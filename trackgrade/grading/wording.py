@@ -40,7 +40,7 @@ BAND_FRAME_TEXT = (f"each band from {_SPLIT_HZ} Hz up is read as its share of th
 
 
 def band_frame_words(band: str) -> str:
-    """How a band's reading is taken, in a sentence: "over the bands above 250 Hz"."""
+    """How a band's reading is taken, in a sentence: "its level over the bands above 250 Hz"."""
     low = BAND_NAMES.index(band) < UPPER.start
     return (f"{'its level over' if low else 'its share of'} the bands above {_SPLIT_HZ} Hz")
 

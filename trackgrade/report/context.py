@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from trackgrade.display import clock, score_tier
 from trackgrade.engine.features import BAND_NAMES
 from trackgrade.grading.figures import mix_rows
-from trackgrade.grading.wording import BAND_FRAME_TEXT, band_db, judged_as_part, score_caption, target_name
+from trackgrade.grading.wording import (BAND_FRAME_TEXT, band_db, judged_as_part, score_caption,
+                                        target_name)
 from trackgrade.model import FEEDBACK_TYPES, Analysis, Extras
 from trackgrade.pillars import PILLAR_TITLES
 from trackgrade.report import charts
