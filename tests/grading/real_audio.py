@@ -104,11 +104,14 @@ def low_cut(audio: DecodedAudio, hz: float = 150.0) -> DecodedAudio:
     return _with(audio, scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]])
 
 
-def _biquad(audio: DecodedAudio, b: list, den: list) -> DecodedAudio:
-    """The audio through one biquad, then at most -0.9 dBFS peak (a boost that
-    clips would be two defects)."""
-    y = lfilter(b, den, audio.samples.astype(np.float64), axis=0)
+def _unclipped(audio: DecodedAudio, y: np.ndarray) -> DecodedAudio:
+    """`y` at most -0.9 dBFS peak (a boost that clips would be two defects)."""
     return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))
+
+
+def _biquad(audio: DecodedAudio, b: list, den: list) -> DecodedAudio:
+    """The audio through one biquad, `_unclipped`."""
+    return _unclipped(audio, lfilter(b, den, audio.samples.astype(np.float64), axis=0))
 
 
 def low_shelf(audio: DecodedAudio, db: float = 12.0, hz: float = 100.0) -> DecodedAudio:
@@ -136,14 +139,13 @@ def peaking(audio: DecodedAudio, db: float = -6.0, lo_hz: float = 250.0, hi_hz: 
 
 def band_gain(audio: DecodedAudio, db: float, lo_hz: float, hi_hz: float) -> DecodedAudio:
     """`db` of gain on lo_hz..hi_hz and nothing else (a flat linear-phase EQ, FFT,
-    as `low_cut`), then at most -0.9 dBFS peak."""
+    as `low_cut`), `_unclipped`."""
     x = audio.samples
     n = scipy.fft.next_fast_len(x.shape[0], real=True)
     spec = scipy.fft.rfft(x, n=n, axis=0)
     hz = scipy.fft.rfftfreq(n, 1.0 / audio.sample_rate)
     spec[(hz >= lo_hz) & (hz < hi_hz)] *= 10.0 ** (db / 20.0)
-    y = scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]]
-    return _with(audio, y * min(1.0, 0.9 / max(float(np.abs(y).max()), 1e-9)))
+    return _unclipped(audio, scipy.fft.irfft(spec, n=n, axis=0)[:x.shape[0]])
 
 
 def polarity_inverted(audio: DecodedAudio) -> DecodedAudio:
