@@ -94,6 +94,18 @@ def test_a_sub_heavy_drum_loop_wins_nothing_back_from_a_gentle_cut(name, hz, slo
     assert cut.scores.frequency_balance <= clean.scores.frequency_balance, (clean.frequency, cut.frequency)
 
 
+def test_a_cut_still_costs_a_drum_loop_its_kick():
+    """A part is spared the boom charge, not the deficit: on every real drum
+    loop with a kick fundamental to take (sub-bass 5 % or more of the power), a
+    24 dB/octave high-pass at 100 Hz lowers the frequency pillar."""
+    need_real()
+    loops = [c for c in CLIPS if graded(c).content.kind == "drums" and graded(c).frequency.bands.sub_bass >= 5.0]
+    assert len(loops) >= 5, loops
+    for clip in loops:
+        clean, cut = graded(clip), graded(clip, 100, slope=24)
+        assert cut.scores.frequency_balance < clean.scores.frequency_balance, (clip, clean.frequency, cut.frequency)
+
+
 @pytest.mark.parametrize("slope", [12, 24])
 @pytest.mark.parametrize("hz", [100, 150, 200])
 @pytest.mark.parametrize("clip", real_params(CLIPS, ids=lambda c: c.rsplit("/", 1)[-1]))
