@@ -190,7 +190,7 @@ def judge(f: Features, status: str, *, genre: str | None = None,
                "mix_quality": S.mix_quality(f, profile, status),
                "frequency_balance": S.frequency_balance(f.spectrum.bands_pct, profile["ideal_bands"],
                                                         low_cut_share(f), S.hiss_bands(f),
-                                                        S.hiss_share(f), low_end_missing(f)),
+                                                        S.hiss_share(f), low_end_missing(f), whole),
                "energy": S.energy(f, profile),
                "structure": S.structure(f)}
     penalties = S.defect_penalties(f, profile, status, pillars["mix_quality"],

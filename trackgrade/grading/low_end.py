@@ -89,16 +89,21 @@ def sub_split_db(bands: dict, ideal: dict) -> float:
     return float(level_db(m[0] / m[1], i[0] / i[1]))
 
 
-def balance_excess_db(bands: dict, ideal: dict) -> float:
+def balance_excess_db(bands: dict, ideal: dict, whole: bool = True) -> float:
     """dB outside the tolerances, the low end counted once: the upper bands'
     shape among themselves (limits.BAND_TOLERANCE_DB), the low share (the bass
     band's tolerance; too much costs at most limits.LOW_SHARE_EXCESS_CAP_DB),
     and the sub/bass split (the sub's tolerance over; under, a light sub costs
-    limits.SUB_DEFICIT_WEIGHT x beyond limits.SUB_DEFICIT_TOLERANCE_DB)."""
+    limits.SUB_DEFICIT_WEIGHT x beyond limits.SUB_DEFICIT_TOLERANCE_DB).
+
+    A part (`whole` False: a drum loop, a bass line, a pad) has the low end its
+    instruments have, not a full mix's: a kick-heavy loop is not a boomy mix,
+    so only too little low end is charged there (the low share under, the sub
+    under), which a high-pass can only deepen."""
     upper = np.maximum(np.abs(upper_shape_db(bands, ideal)) - _TOLERANCES[UPPER], 0.0).sum()
     low, tol = low_share_db(bands, ideal), L.BAND_TOLERANCE_DB["bass"]
-    low_cost = min(max(low - tol, 0.0), L.LOW_SHARE_EXCESS_CAP_DB) + max(-low - tol, 0.0)
     split = sub_split_db(bands, ideal)
-    split_cost = (max(split - L.BAND_TOLERANCE_DB["sub_bass"], 0.0)
-                  + L.SUB_DEFICIT_WEIGHT * max(-split - L.SUB_DEFICIT_TOLERANCE_DB, 0.0))
-    return float(upper + low_cost + split_cost)
+    over = (min(max(low - tol, 0.0), L.LOW_SHARE_EXCESS_CAP_DB)
+            + max(split - L.BAND_TOLERANCE_DB["sub_bass"], 0.0)) if whole else 0.0
+    under = max(-low - tol, 0.0) + L.SUB_DEFICIT_WEIGHT * max(-split - L.SUB_DEFICIT_TOLERANCE_DB, 0.0)
+    return float(upper + over + under)

@@ -214,13 +214,14 @@ def without(bands: dict, added: dict) -> dict:
     return {b: 100.0 * v / total for b, v in left.items()} if total > 0 else dict(bands)
 
 
-def _balance_score(bands: dict, ideal: dict, extra_db: float) -> int:
-    excess = balance_excess_db(bands, ideal) + extra_db
+def _balance_score(bands: dict, ideal: dict, extra_db: float, whole: bool = True) -> int:
+    excess = balance_excess_db(bands, ideal, whole) + extra_db
     return int(round(100.0 / (1.0 + (excess / 8.0) ** 2)))
 
 
 def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
-                      noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0) -> Pillar:
+                      noise: dict | None = None, hiss: float = 0.0, missing: float = 0.0,
+                      whole: bool = True) -> Pillar:
     """100 / (1 + (excess / 8 dB)^2): `excess` sums how far the bands sit
     outside their tolerances (limits.BAND_TOLERANCE_DB: a track inside one
     standard deviation of real music everywhere scores 100), the low end
@@ -232,11 +233,13 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
     measured bands' and the music's without the noise, plus
     limits.HISS_BALANCE_DB x `hiss`: hiss that fills an empty band never helps.
     With no low end at all (`missing`, `low_end_missing`, 0..1) the score is
-    capped at 100 x (1 - missing): a high-pass never raises it."""
+    capped at 100 x (1 - missing): a high-pass never raises it. A part
+    (`whole` False, content.kind other than mix) is not held to a full mix's
+    low end (`low_end.balance_excess_db`)."""
     extra = 10.0 * low_cut + L.HISS_BALANCE_DB * hiss
-    score = _balance_score(bands, ideal, extra)
+    score = _balance_score(bands, ideal, extra, whole)
     if noise and any(v > 0 for v in noise.values()):
-        score = min(score, _balance_score(without(bands, noise), ideal, extra))
+        score = min(score, _balance_score(without(bands, noise), ideal, extra, whole))
     score = min(score, int(round(100.0 * (1.0 - missing))))
     parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
     return Pillar(score, parts)
