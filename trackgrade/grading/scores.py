@@ -23,8 +23,8 @@ import numpy as np
 from trackgrade.engine.features import (BAND_EDGES_HZ, BAND_NAMES, NOISE_FLOOR_FROM_HZ, SILENCE_LUFS,
                                         Features)
 from trackgrade import limits as L
-from trackgrade.grading.genres import ELECTRONIC_MIN, band_distance_db, tempo_fit
-from trackgrade.grading.low_end import balance_excess_db, low_cut_share
+from trackgrade.grading.genres import ELECTRONIC_MIN, tempo_fit
+from trackgrade.grading.low_end import balance_excess_db, frame_db, low_cut_share
 from trackgrade.grading.ramp import ramp
 from trackgrade.model import DanceabilityBreakdown
 
@@ -241,7 +241,7 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
     if noise and any(v > 0 for v in noise.values()):
         score = min(score, _balance_score(without(bands, noise), ideal, extra, whole))
     score = min(score, int(round(100.0 * (1.0 - missing))))
-    parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, band_distance_db(bands, ideal))}
+    parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, frame_db(bands, ideal))}
     return Pillar(score, parts)
 
 
