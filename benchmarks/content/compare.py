@@ -3,7 +3,7 @@ measurements (benchmarks/content/corpus.py's cache): how many items each
 reads right, how many parts it reads as a `mix` and how many mixes as a part,
 on the held-out sources, the real clips and the fresh sources no model is
 fitted on (specs.fresh_specs: one-shots and loops of kits and GM programs
-the corpus never uses).
+the corpus never uses) and the grooves of tests/groove_specs.py (grooves.py).
 
     python benchmarks/content/compare.py [--before main] [--before-margin 0.1] [--cv]
 
@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 import fit  # noqa: E402
+import grooves  # noqa: E402
 from fit import held_out  # noqa: E402
 
 from trackgrade.grading import content  # noqa: E402
@@ -99,7 +100,10 @@ def main() -> None:
                                                 and r["kind"] in ("bass", "harmony", "lead", "texture")],
             "held-out real clips": [r for r in rows if r.get("real") and held_out(r["source"])],
             "every labelled real clip": [r for r in rows if r.get("real")],
-            "fresh sources (specs.fresh_specs)": corpus.rendered(fresh=True)}
+            "fresh sources (specs.fresh_specs)": corpus.rendered(fresh=True),
+            "grooves (tests/groove_specs.py, never fitted)": grooves.groove_rows(),
+            "grooves of kits never fitted on": [r for r in grooves.groove_rows()
+                                                if not grooves.kit_fitted(r["kit"])]}
     print("| model | set | right | part read as mix | mix read as a part | right at 0.6 or more | per kind |")
     print("|---|---|---|---|---|---|---|")
     for name, model, margin in ((args.before, json.loads(shown), args.before_margin),

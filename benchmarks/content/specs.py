@@ -172,7 +172,7 @@ def content_specs() -> list[tuple[dict, str, str]]:
             tracks = tracks[1:]
         out.append((_spec(f"mix_{i}_{groove}", tempo(), bars * 4, tracks, int(rng.integers(1e6)),
                           swing=float(rng.choice([0, 0, 0.15]))), "mix", f"mix:{i % 8}"))
-    return out + pitched_specs()
+    return out + pitched_specs() + loud_drum_specs()
 
 
 def pitched_specs() -> list[tuple[dict, str, str]]:
@@ -212,6 +212,52 @@ def pitched_specs() -> list[tuple[dict, str, str]]:
                           int(rng.integers(1e6)), reverb=True), texture_truth(program), f"gm:{program}"))
     return out
 
+
+
+# the kits' samples stand ~10 dB over FluidSynth's parts (benchmarks/key_material.py
+# DRUMS_DB), so a kit at these gains stands ~0 to ~+12 dB over the parts
+LOUD_DRUMS_DB = (-10.0, -6.0, -2.0, 0.0, 2.0)
+LOUD_PARTS = ("bass+chords", "bass+chords", "bass", "chords", "bass+chords+lead")
+
+
+def loud_drum_specs() -> list[tuple[dict, str, str]]:
+    """Grooves whose drums stand far over the parts (issue 26's third pass:
+    the mixes above keep the kit at -2 dB, and a bass line and chords under a
+    kit 10 dB louder read `drums`): per kit, three mixes of one groove with a
+    bass line, chords, or both (and a lead), the kit 0 to +12 dB over them and
+    the chords 0 to 8 dB under the bass, and the drum-only twin of the first
+    (the same hits), so that the parts, not the pattern, tell them apart. The
+    source is the kit: a held-out kit's mixes are held out with its loops."""
+    rng = np.random.default_rng(2628)
+    out = []
+    for i, kit in enumerate(KITS):
+        for k in range(3):
+            groove = list(GROOVES)[(i + 2 * k) % len(GROOVES)]
+            bpm = float(rng.choice([75, 88, 96, 110, 124, 128, 140, 150, 172]))
+            bars, root = int(rng.choice([2, 4])), int(rng.integers(28, 40))
+            drums = {"type": "drums", "kit": kit, "hits": _drum_hits(groove, bars, rng),
+                     "gain_db": float(rng.choice(LOUD_DRUMS_DB))}
+            parts = LOUD_PARTS[(i + k) % len(LOUD_PARTS)]
+            tracks = [drums]
+            if "bass" in parts:
+                tracks.append({"type": "notes", "program": int(rng.choice(BASSES)),
+                               "notes": _bass_notes(root, bars, rng, int(rng.integers(3)))})
+            if "chords" in parts:
+                tracks.append({"type": "notes", "program": int(rng.choice(CHORDS)),
+                               "notes": _chord_notes(root + 24, bars, int(rng.integers(3))),
+                               "gain_db": -float(rng.choice([0, 3, 6, 8])), "pan": 0.2})
+            if "lead" in parts:
+                tracks.append({"type": "notes", "program": int(rng.choice(LEADS)),
+                               "notes": _lead_notes(root + 36, bars, rng), "gain_db": -4.0, "pan": -0.2})
+            extra = {"swing": float(rng.choice([0, 0, 0.15])), "humanize_ms": float(rng.choice([0, 6])),
+                     "reverb": bool(rng.random() < 0.4)}
+            seed = int(rng.integers(1e6))
+            out.append((_spec(f"loud_mix_{i}_{k}_{groove}", bpm, bars * 4, tracks, seed, **extra),
+                        "mix", f"kit:{kit}"))
+            if k == 0:
+                out.append((_spec(f"loud_drums_{i}_{groove}", bpm, bars * 4, [drums], seed, **extra),
+                            "drums", f"kit:{kit}"))
+    return out
 
 # sources no model is fitted or calibrated on (benchmarks/content/compare.py
 # and evaluate.py report them apart; tests/grading/test_one_shots.py): Hydrogen
