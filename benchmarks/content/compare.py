@@ -103,7 +103,9 @@ def main() -> None:
             "fresh sources (specs.fresh_specs)": corpus.rendered(fresh=True),
             "grooves (tests/groove_specs.py, never fitted)": grooves.groove_rows(),
             "grooves of kits never fitted on": [r for r in grooves.groove_rows()
-                                                if not grooves.kit_fitted(r["kit"])]}
+                                                if not grooves.kit_fitted(r["kit"])],
+            "grooves of kits and styles never fitted on": [r for r in grooves.groove_rows()
+                                                           if grooves.unseen(r)]}
     print("| model | set | right | part read as mix | mix read as a part | right at 0.6 or more | per kind |")
     print("|---|---|---|---|---|---|---|")
     for name, model, margin in ((args.before, json.loads(shown), args.before_margin),

@@ -121,10 +121,11 @@ def rendered(shard: int = 0, shards: int = 1, fresh: bool = False) -> list[dict]
     """The renders' measurements; a missing one is made here (`shard` of
     `shards`: run that many processes to share a cold cache). `fresh`: the
     sources no model is fitted on (specs.fresh_specs) instead."""
-    from specs import content_specs, fresh_specs
+    from specs import content_specs, drums_or_mix_specs, fresh_specs
 
     STORE.mkdir(parents=True, exist_ok=True)
-    items = fresh_specs() if fresh else content_specs()
+    items = fresh_specs() if fresh else content_specs() + drums_or_mix_specs()
+    second = set() if fresh else {spec["name"] for spec, _, _ in drums_or_mix_specs()}
     todo = [(spec, STORE / f"{_key(spec)}.json") for spec, _, _ in items]
     missing = [(s, p) for s, p in todo if not p.exists()]
     for spec, path in missing[shard::shards]:
@@ -134,7 +135,8 @@ def rendered(shard: int = 0, shards: int = 1, fresh: bool = False) -> list[dict]
     out = []
     for (spec, kind, source), (_, path) in zip(items, todo):
         got = json.loads(path.read_text())
-        out.append({"id": spec["name"], "kind": kind, "source": source, **got})
+        out.append({"id": spec["name"], "kind": kind, "source": source, **got}
+                   | ({"second": True} if spec["name"] in second else {}))
     return out
 
 

@@ -28,7 +28,8 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 
-from trackgrade.grading.content import KINDS, MODEL_PATH, inputs, probabilities  # noqa: E402
+from trackgrade.grading.content import (DRUMS_OR_MIX_INPUTS, KINDS, MODEL_PATH, inputs,  # noqa: E402
+                                        probabilities)
 
 REAL_WEIGHT = 3.0
 L2 = 0.002
@@ -100,12 +101,54 @@ def choose_temperature(p_logit_model: list[tuple[dict, np.ndarray]], names, y) -
     return round(best, 2)
 
 
+def fit_drums_or_mix(train: list[dict]) -> dict:
+    """grading/content.py's second model (mix 1, drums 0) on the fitted
+    sources' drum loops and mixes; its temperature calibrated like the first's
+    on grouped out-of-fold readings (4 folds by source)."""
+    rows = [r for r in train if r["kind"] in ("mix", "drums")]
+    x = np.array([[inputs(corpus.features_of(r))[n] for n in DRUMS_OR_MIX_INPUTS] for r in rows])
+    y = np.array([0 if r["kind"] == "mix" else 1 for r in rows])     # KINDS order: mix, drums
+    w = np.array([REAL_WEIGHT if r.get("real") else 1.0 for r in rows])
+    folds = np.array([int(hashlib.sha256(r["source"].encode()).hexdigest()[8:12], 16) % 4 for r in rows])
+
+    def as_binary(m: dict) -> dict:
+        W, b = np.asarray(m["weights"]), np.asarray(m["bias"])
+        return {"mean": m["mean"], "scale": m["scale"], "weight": (W[0] - W[1]).tolist(),
+                "bias": float(b[0] - b[1])}
+
+    def mix_prob(m: dict, xx: np.ndarray, t: float) -> np.ndarray:
+        z = (xx - np.asarray(m["mean"])) / np.asarray(m["scale"])
+        return 1.0 / (1.0 + np.exp(-(z @ np.asarray(m["weight"]) + m["bias"]) / t))
+
+    def two_kinds(xx, yy, ww) -> dict:
+        m = fit(xx, np.where(yy == 0, 0, 1), ww)
+        return as_binary(m)
+
+    oof = [(two_kinds(x[folds != f], y[folds != f], w[folds != f]), folds == f) for f in range(4)
+           if (folds == f).any()]
+    best, best_loss = TEMPERATURES[-1], np.inf
+    for t in TEMPERATURES:
+        q = np.zeros(len(y))
+        for m, te in oof:
+            q[te] = mix_prob(m, x[te], float(t))
+        conf = np.maximum(q, 1 - q)
+        right = (q >= 0.5) == (y == 0)
+        sure = conf >= 0.6
+        ok = right[sure].mean() if sure.any() else 1.0
+        loss = -np.log(np.where(y == 0, q, 1 - q) + 1e-12).mean()
+        if ok >= CALIBRATED_AT and loss < best_loss:
+            best, best_loss = float(t), loss
+    return {**two_kinds(x, y, w), "temperature": round(float(best), 2),
+            "fitted_on": {"mix": int((y == 0).sum()), "drums": int((y == 1).sum())}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--write", action="store_true", help="write content_model.json")
     args = parser.parse_args()
     rows = corpus.rendered() + [{**r, "real": True} for r in corpus.real()]
-    train = [r for r in rows if not held_out(r["source"])]
+    both = [r for r in rows if not held_out(r["source"])]
+    train = [r for r in both if not r.get("second")]       # the second model's rows: its own fit
     names, x, y, w, groups = table(train)
     sources = sorted(set(groups))
     fold_of = {s: int(hashlib.sha256(s.encode()).hexdigest()[8:12], 16) % 4 for s in sources}
@@ -119,8 +162,10 @@ def main() -> None:
     model = {"inputs": names, **fit(x, y, w), "temperature": temperature,
              "fitted_on": {"rendered": int(sum(1 for r in train if not r.get("real"))),
                            "real": int(sum(1 for r in train if r.get("real"))),
-                           "sources": len(sources)}}
-    print(f"{len(train)} fit items from {len(sources)} sources; temperature {temperature}")
+                           "sources": len(sources)},
+             "drums_or_mix": fit_drums_or_mix(both)}
+    print(f"{len(train)} fit items from {len(sources)} sources; temperature {temperature}; "
+          f"drums or mix: temperature {model['drums_or_mix']['temperature']}")
     if args.write:
         MODEL_PATH.write_text(json.dumps(model, indent=1) + "\n")
         print("wrote", MODEL_PATH)

@@ -56,6 +56,18 @@ def kit_fitted(kit: str) -> bool:
     return kit in KITS and not held_out(f"kit:{kit}")
 
 
+def style_fitted(style: str) -> bool:
+    """Whether specs.groove_style_specs renders this style for fitting."""
+    from fit import held_out
+
+    return not held_out(f"style:{style}")
+
+
+def unseen(row: dict) -> bool:
+    """A groove whose kit and style no model was fitted on."""
+    return not kit_fitted(row["kit"]) and not style_fitted(row["style"])
+
+
 def read(rows: list[dict], fitted: dict | None = None) -> list[tuple[dict, str, float]]:
     """(row, kind read, confidence) with the shipped model or `fitted`."""
     from trackgrade.grading.content import KINDS, decide, inputs, probabilities

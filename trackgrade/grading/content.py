@@ -68,6 +68,17 @@ LONG_PART_MIN = 0.7
 # after its first loud frame
 ONE_EVENT_DB = 5.0
 ONE_EVENT_RING = 0.6
+# drums or a mix: when the model's best kind is `drums`, a second model
+# (content_model.json "drums_or_mix", fitted on the drum loops and the mixes
+# only) splits the two kinds' probability between them from the cues that
+# hear sustained parts under the hits, whatever the kit's level over them:
+# notes standing out of the long spectrum, the partials, the level between
+# the hits (the low register's and the whole level's median against their
+# loud level), how far the level climbs back after falling, how much of the
+# audio still rings. A bass line and chords under a kit 10 dB louder keep
+# these (issue 26, third pass: benchmarks/results/content.md)
+DRUMS_OR_MIX_INPUTS = ("semitone_peaks", "partials", "peak_share", "low_sustain_db", "sustain_db",
+                       "rebound_db", "ring_share")
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -119,7 +130,30 @@ def probabilities(values: dict[str, float], fitted: dict | None = None) -> np.nd
     logits = (np.asarray(m["weights"]) @ z + np.asarray(m["bias"])) / m["temperature"]
     logits -= logits.max()
     p = np.exp(logits)
-    return p / p.sum()
+    p = p / p.sum()
+    if "drums_or_mix" in m:
+        p = split_drums_mix(p, values, m["drums_or_mix"])
+    return p
+
+
+def drums_or_mix(values: dict[str, float], second: dict) -> float:
+    """The second model's calibrated probability that drums heard are a mix."""
+    x = np.array([values[name] for name in DRUMS_OR_MIX_INPUTS], dtype=np.float64)
+    z = (x - np.asarray(second["mean"])) / np.asarray(second["scale"])
+    logit = (float(np.asarray(second["weight"]) @ z) + second["bias"]) / second["temperature"]
+    return float(1.0 / (1.0 + math.exp(-logit)))
+
+
+def split_drums_mix(p: np.ndarray, values: dict[str, float], second: dict) -> np.ndarray:
+    """`p` with the drums' and the mix's probability shared by `drums_or_mix`
+    when `drums` leads (the table above); otherwise `p` as it is."""
+    mix, drums = KINDS.index(MIX), KINDS.index(DRUMS)
+    if int(np.argmax(p)) != drums:
+        return p
+    both, q = p[mix] + p[drums], drums_or_mix(values, second)
+    out = p.copy()
+    out[mix], out[drums] = both * q, both * (1.0 - q)
+    return out
 
 
 def detect_content(f: Features) -> ContentReading:
