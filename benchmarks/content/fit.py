@@ -28,8 +28,7 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 
-from trackgrade.grading.content import (DRUMS_OR_MIX_INPUTS, KINDS, MODEL_PATH, inputs,  # noqa: E402
-                                        probabilities)
+from trackgrade.grading.content import KINDS, MODEL_PATH, inputs, probabilities  # noqa: E402
 
 REAL_WEIGHT = 3.0
 L2 = 0.002
@@ -101,17 +100,31 @@ def choose_temperature(p_logit_model: list[tuple[dict, np.ndarray]], names, y) -
     return round(best, 2)
 
 
-def fit_drums_or_mix(train: list[dict]) -> dict:
-    """grading/content.py's second model (mix 1, drums 0) on the fitted
-    sources' drum loops and mixes; its temperature calibrated like the first's
-    on grouped out-of-fold readings (4 folds by source)."""
+def generator(row: dict) -> str:
+    """Which generator made a row: a real clip, specs.py's corpus, its
+    loud-drum grooves or the groove-style renders (specs.drums_or_mix_specs)."""
+    if row.get("real"):
+        return "real"
+    return row["id"].split("_", 1)[0] if row["id"].startswith(("loud_", "gs_")) else "corpus"
+
+
+def fit_drums_or_mix(train: list[dict], names: list[str]) -> dict:
+    """grading/content.py's second model (mix or drums, on the first model's
+    inputs `names`) on the fitted sources' drum loops and mixes. Its
+    temperature is calibrated like the first's, on readings of models that
+    never saw the item: out of fold by source (4 folds) and, harder, out of
+    generator (fitted without the item's generator: a drum loop of specs.py
+    read by a model that never heard a groove of tests/groove_specs.py's kind,
+    and the other way round)."""
     rows = [r for r in train if r["kind"] in ("mix", "drums")]
-    x = np.array([[inputs(corpus.features_of(r))[n] for n in DRUMS_OR_MIX_INPUTS] for r in rows])
+    x = np.array([[inputs(corpus.features_of(r))[n] for n in names] for r in rows])
     y = np.array([0 if r["kind"] == "mix" else 1 for r in rows])     # KINDS order: mix, drums
     w = np.array([REAL_WEIGHT if r.get("real") else 1.0 for r in rows])
     folds = np.array([int(hashlib.sha256(r["source"].encode()).hexdigest()[8:12], 16) % 4 for r in rows])
+    gens = np.array([generator(r) for r in rows])
 
-    def as_binary(m: dict) -> dict:
+    def two_kinds(keep: np.ndarray) -> dict:
+        m = fit(x[keep], y[keep], w[keep])
         W, b = np.asarray(m["weights"]), np.asarray(m["bias"])
         return {"mean": m["mean"], "scale": m["scale"], "weight": (W[0] - W[1]).tolist(),
                 "bias": float(b[0] - b[1])}
@@ -120,25 +133,18 @@ def fit_drums_or_mix(train: list[dict]) -> dict:
         z = (xx - np.asarray(m["mean"])) / np.asarray(m["scale"])
         return 1.0 / (1.0 + np.exp(-(z @ np.asarray(m["weight"]) + m["bias"]) / t))
 
-    def two_kinds(xx, yy, ww) -> dict:
-        m = fit(xx, np.where(yy == 0, 0, 1), ww)
-        return as_binary(m)
-
-    oof = [(two_kinds(x[folds != f], y[folds != f], w[folds != f]), folds == f) for f in range(4)
-           if (folds == f).any()]
+    unseen = [(two_kinds(folds != f), folds == f) for f in range(4) if (folds == f).any()]
+    unseen += [(two_kinds(gens != g), gens == g) for g in sorted(set(gens))]
     best, best_loss = TEMPERATURES[-1], np.inf
     for t in TEMPERATURES:
-        q = np.zeros(len(y))
-        for m, te in oof:
-            q[te] = mix_prob(m, x[te], float(t))
-        conf = np.maximum(q, 1 - q)
-        right = (q >= 0.5) == (y == 0)
-        sure = conf >= 0.6
-        ok = right[sure].mean() if sure.any() else 1.0
-        loss = -np.log(np.where(y == 0, q, 1 - q) + 1e-12).mean()
+        q = np.concatenate([mix_prob(m, x[te], float(t)) for m, te in unseen])
+        truth = np.concatenate([y[te] for _, te in unseen])
+        sure = np.maximum(q, 1 - q) >= 0.6
+        ok = ((q >= 0.5) == (truth == 0))[sure].mean() if sure.any() else 1.0
+        loss = -np.log(np.where(truth == 0, q, 1 - q) + 1e-12).mean()
         if ok >= CALIBRATED_AT and loss < best_loss:
             best, best_loss = float(t), loss
-    return {**two_kinds(x, y, w), "temperature": round(float(best), 2),
+    return {"inputs": list(names), **two_kinds(np.ones(len(y), bool)), "temperature": round(float(best), 2),
             "fitted_on": {"mix": int((y == 0).sum()), "drums": int((y == 1).sum())}}
 
 
@@ -163,7 +169,7 @@ def main() -> None:
              "fitted_on": {"rendered": int(sum(1 for r in train if not r.get("real"))),
                            "real": int(sum(1 for r in train if r.get("real"))),
                            "sources": len(sources)},
-             "drums_or_mix": fit_drums_or_mix(both)}
+             "drums_or_mix": fit_drums_or_mix(both, names)}
     print(f"{len(train)} fit items from {len(sources)} sources; temperature {temperature}; "
           f"drums or mix: temperature {model['drums_or_mix']['temperature']}")
     if args.write:

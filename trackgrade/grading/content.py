@@ -69,16 +69,12 @@ LONG_PART_MIN = 0.7
 ONE_EVENT_DB = 5.0
 ONE_EVENT_RING = 0.6
 # drums or a mix: when the model's best kind is `drums`, a second model
-# (content_model.json "drums_or_mix", fitted on the drum loops and the mixes
-# only) splits the two kinds' probability between them from the cues that
-# hear sustained parts under the hits, whatever the kit's level over them:
-# notes standing out of the long spectrum, the partials, the level between
-# the hits (the low register's and the whole level's median against their
-# loud level), how far the level climbs back after falling, how much of the
-# audio still rings. A bass line and chords under a kit 10 dB louder keep
-# these (issue 26, third pass: benchmarks/results/content.md)
-DRUMS_OR_MIX_INPUTS = ("semitone_peaks", "partials", "peak_share", "low_sustain_db", "sustain_db",
-                       "rebound_db", "ring_share")
+# (content_model.json "drums_or_mix", on the same inputs, fitted on the drum
+# loops and the mixes only, among them grooves whose kit stands 0 to +12 dB
+# over a bass line and chords) shares the two kinds' probability between
+# them: the first model, fitted on every kind, saw few mixes whose drums
+# stand far over the parts, and read such a groove as a drum loop (issue 26,
+# third pass: benchmarks/results/content.md)
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -138,7 +134,7 @@ def probabilities(values: dict[str, float], fitted: dict | None = None) -> np.nd
 
 def drums_or_mix(values: dict[str, float], second: dict) -> float:
     """The second model's calibrated probability that drums heard are a mix."""
-    x = np.array([values[name] for name in DRUMS_OR_MIX_INPUTS], dtype=np.float64)
+    x = np.array([values[name] for name in second["inputs"]], dtype=np.float64)
     z = (x - np.asarray(second["mean"])) / np.asarray(second["scale"])
     logit = (float(np.asarray(second["weight"]) @ z) + second["bias"]) / second["temperature"]
     return float(1.0 / (1.0 + math.exp(-logit)))
