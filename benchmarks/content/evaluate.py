@@ -31,6 +31,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
+import grooves  # noqa: E402
 from fit import held_out  # noqa: E402
 
 from trackgrade.grading.content import KINDS, decide, inputs, probabilities  # noqa: E402
@@ -79,12 +80,13 @@ def snapshot(rev: str, into: Path) -> Path:
     return into
 
 
-def predict(rows: list[dict]) -> list[tuple[str, str, float]]:
-    """(truth, kind, confidence) of each row with the shipped model and decision table."""
+def predict(rows: list[dict], model: dict | None = None) -> list[tuple[str, str, float]]:
+    """(truth, kind, confidence) of each row with the shipped model (or
+    `model`) and the decision table."""
     out = []
     for r in rows:
         values = inputs(corpus.features_of(r))
-        p = probabilities(values)
+        p = probabilities(values, model)
         best = decide(p, r["duration_s"], values)
         out.append((r["kind"], KINDS[best], float(p[best])))
     return out
@@ -133,7 +135,19 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "content.md"))
     args = parser.parse_args()
     rendered, real = corpus.rendered(), corpus.real()
-    held_rendered = [r for r in rendered if held_out(r["source"])]
+    held_rendered = [r for r in rendered if held_out(r["source"]) and not r.get("second")]
+    held_second = [r for r in rendered if held_out(r["source"]) and r.get("second")]
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.before}:trackgrade/grading/content_model.json"],
+                           capture_output=True, text=True, check=True).stdout
+    groove_rows = grooves.groove_rows()
+    groove_sets = (("every groove", groove_rows),
+                   ("grooves of kits never fitted on", [r for r in groove_rows if not grooves.kit_fitted(r["kit"])]),
+                   ("grooves of kits and styles never fitted on", [r for r in groove_rows if grooves.unseen(r)]))
+    groove_doc = []
+    for label, rows in groove_sets:
+        for name, model in ((args.before, json.loads(shown)), ("this tree", None)):
+            pred = predict(rows, model)
+            groove_doc += [f"### {label} ({len(rows)}), {name}", "", confusion(pred), "", calibration(pred), ""]
     held_real = [r for r in real if held_out(r["source"])]
     fresh = corpus.rendered(fresh=True)
     p_rendered, p_real_held, p_real_all = predict(held_rendered), predict(held_real), predict(real)
@@ -162,10 +176,18 @@ def main() -> None:
         f"## Confusion matrix of content.kind: fresh sources ({len(fresh)} renders of kits and GM programs "
         "no model is fitted or calibrated on, specs.fresh_specs)",
         "", confusion(p_fresh), "",
+        f"## Confusion matrix of content.kind: held-out loud-drum grooves ({len(held_second)} renders of "
+        "specs.drums_or_mix_specs, the second model's material, of held-out kits)",
+        "", confusion(predict(held_second)), "",
+        "## The grooves of tests/groove_specs.py (benchmarks/content/grooves.py; never fitted on), "
+        f"{args.before} and this tree", "",
+        "Truth: `mix` when the groove has a bass line or chords (a kit at 0 dB, ~10 dB over them), "
+        "`drums` when it has none.", "", *groove_doc,
         "## Calibration of content.confidence (held-out sources)", "",
         "Rendered and real together:", "", calibration(p_rendered + p_real_held), "",
         "Rendered:", "", calibration(p_rendered), "", "Real:", "", calibration(p_real_held), "",
         "Fresh sources:", "", calibration(p_fresh), "",
+        "Held-out loud-drum grooves (specs.drums_or_mix_specs):", "", calibration(predict(held_second)), "",
         f"## Each real clip's verdict before ({args.before}) and after", "",
         "| clip | kind (truth) | before: genre · grade · sections | before: warnings and tips "
         "| after: kind · genre · grade · sections | after: warnings and tips |",
