@@ -105,7 +105,8 @@ def main() -> None:
             "grooves of kits never fitted on": [r for r in grooves.groove_rows()
                                                 if not grooves.kit_fitted(r["kit"])],
             "grooves of kits and styles never fitted on": [r for r in grooves.groove_rows()
-                                                           if grooves.unseen(r)]}
+                                                           if grooves.unseen(r)],
+            "drum-only twins of the grooves with parts": grooves.twin_rows()}
     print("| model | set | right | part read as mix | mix read as a part | right at 0.6 or more | per kind |")
     print("|---|---|---|---|---|---|---|")
     for name, model, margin in ((args.before, json.loads(shown), args.before_margin),

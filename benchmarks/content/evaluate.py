@@ -142,7 +142,8 @@ def main() -> None:
     groove_rows = grooves.groove_rows()
     groove_sets = (("every groove", groove_rows),
                    ("grooves of kits never fitted on", [r for r in groove_rows if not grooves.kit_fitted(r["kit"])]),
-                   ("grooves of kits and styles never fitted on", [r for r in groove_rows if grooves.unseen(r)]))
+                   ("grooves of kits and styles never fitted on", [r for r in groove_rows if grooves.unseen(r)]),
+                   ("drum-only twins of the grooves with parts", grooves.twin_rows()))
     groove_doc = []
     for label, rows in groove_sets:
         for name, model in ((args.before, json.loads(shown)), ("this tree", None)):

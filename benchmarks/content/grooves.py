@@ -48,6 +48,28 @@ def groove_rows(per_style: int = 6) -> list[dict]:
     return out
 
 
+def twin_rows(per_style: int = 6) -> list[dict]:
+    """The drum-only twin of every groove with parts (the same hits, the parts
+    taken out; truth `drums`), rendered and measured like groove_rows."""
+    from groove_specs import groove_specs
+
+    from tests.truth import render_recorded
+
+    twins = [{**s, "name": s["name"] + "_drums_only", "tracks": s["tracks"][:1]}
+             for s in groove_specs(per_style) if len(s["tracks"]) > 1]
+    out = []
+    for spec, wav in zip(twins, render_recorded(twins, skip=False)):
+        data = Path(wav).read_bytes()
+        path = corpus.STORE / f"groove_{hashlib.sha256(data).hexdigest()[:16]}_{corpus._engine_digest()}.json"
+        if not path.exists():
+            path.write_text(json.dumps(corpus._measure(data, spec["name"] + ".wav")))
+        kit = spec["tracks"][0]["kit"]
+        style = spec["name"].split("_", 1)[1].rsplit("_", 1)[0]
+        out.append({"id": spec["name"], "style": style, "kit": kit, "kind": "drums",
+                    "source": f"kit:{kit}", **json.loads(path.read_text())})
+    return out
+
+
 def kit_fitted(kit: str) -> bool:
     """Whether a model of fit.py saw this kit (a fitted specs.py source)."""
     from fit import held_out
