@@ -28,6 +28,9 @@ LINE_BELOW_MIDI = 48          # C3: below it semitones are read from spectral li
 BROADBAND_SHARE = 0.15        # share of the bins' own power kept below C3
 LINE_PROMINENCE = 1.0         # a line's peak > this x the power of the bins 3 and 4 away
 LINE_LOBE = 2                 # bins either side of a line's peak counted as the line
+MELODY_FROM_MIDI = 72         # C5: a melody over chords is read from this register up,
+MELODY_SHARE = (0.25, 0.5)    # ... when it holds this share of the magnitude (a line, not overtones)
+MAX_MELODY_COVARIATION = 0.25  # ... and moves apart from the register below (not a chord's top voices)
 
 
 @lru_cache(maxsize=4)
@@ -100,3 +103,36 @@ def fold_octaves(semitones: np.ndarray) -> np.ndarray:
     for pc in range(12):
         out[:, pc] = semitones[:, (pc - lo) % 12::12].sum(axis=1)
     return out
+
+
+def registers(semitones: np.ndarray, split_midi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(frames, 12) the pitch classes of the semitones from `split_midi` up,
+    and (frames, 12) those of the semitones below it (C first)."""
+    upper = np.arange(semitones.shape[1]) >= split_midi - MIDI_RANGE[0]
+    return fold_octaves(semitones * upper), fold_octaves(semitones * ~upper)
+
+
+def covariation(upper: np.ndarray, lower: np.ndarray) -> float:
+    """How two registers' chroma frames (frames, 12) move together: the
+    correlation over the clip of each frame at unit energy less the clip's
+    mean frame. A chord loop's top voices move with its chords (~0.5); a riff
+    that repeats over changing chords does not (~0.15)."""
+    a, b = (x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-30) for x in (upper, lower))
+    a, b = a - a.mean(axis=0), b - b.mean(axis=0)
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float((a * b).sum() / norm) if norm > 0 else 1.0
+
+
+def melody_frames(semitones: np.ndarray) -> np.ndarray | None:
+    """(frames, 12) the pitch classes from MELODY_FROM_MIDI up when they hold
+    a line of their own over the register below, else None: a MELODY_SHARE
+    of the semitones' magnitude (a bass's or a pad's overtones hold less, a
+    lead or a guitar alone more) that moves apart from the register below
+    (`covariation` < MAX_MELODY_COVARIATION). A mix's riff over its chords."""
+    upper, lower = registers(semitones, MELODY_FROM_MIDI)
+    u, v = float(np.linalg.norm(upper)), float(np.linalg.norm(lower))
+    share = u / (u + v) if u + v > 0 else 0.0
+    if MELODY_SHARE[0] <= share <= MELODY_SHARE[1] and \
+            covariation(upper, lower) < MAX_MELODY_COVARIATION:
+        return upper
+    return None

@@ -44,6 +44,7 @@ note as tonic, with a confidence scaled down by the chroma's spread.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,7 +53,7 @@ from trackgrade.engine.frames import Spectrogram
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
-from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
+from trackgrade.engine.semitones import fold_octaves, melody_frames, semitone_magnitude
 from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -81,6 +82,7 @@ MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
+MELODY_MARGIN = 0.2           # a melody keeps the reading against the start when it fits it this much better
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -273,7 +275,7 @@ def relative_of(index: int) -> int:
     return (tonic + 3) % 12 if minor else (tonic + 9) % 12 + 12
 
 
-def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
+def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | None = None) -> int:
     """The key read from `corr`, or its relative when the first frame's chroma
     (`first`: where a loop or phrase starts, on its tonic chord) fits the
     relative better (the blended templates), a mode decision between the two
@@ -283,6 +285,10 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
     "minor or relative major": minor loops were read as their relative
     major. A major loop that starts on its vi chord reads as its relative
     minor now; benchmarks/results/key.md has the gain and that cost.
+    A `melody` (a line over the chords: `semitones.melody_frames` averaged)
+    that fits the reading better than the relative by MELODY_MARGIN keeps
+    it: a major loop that starts on vi plays its relative minor's chords
+    note for note, and its riff, on the major key's degrees, tells them apart.
     The reading's confidence stays that of the templates' best key, which
     is then the first alternative."""
     best = int(np.argmax(corr))
@@ -290,7 +296,10 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
         return best
     relative = relative_of(best)
     start = key_correlations(first)
-    return relative if start[relative] > start[best] else best
+    if not start[relative] > start[best]:
+        return best
+    tune = None if melody is None else key_correlations(melody)
+    return best if tune is not None and tune[best] - tune[relative] > MELODY_MARGIN else relative
 
 
 def _key_of(index: int, confidence: float) -> Key:
@@ -337,14 +346,23 @@ def start_frame(frames: np.ndarray) -> np.ndarray:
     return frames[int(np.argmax(fit >= MIN_CORRELATION))]
 
 
-def key_chroma(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray]:
-    """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
+class KeyChroma(NamedTuple):
+    chroma: np.ndarray               # (12,) the whole clip's, unit maximum
+    first: np.ndarray                # (12,) the start frame's, unit energy
+    melody: np.ndarray | None        # (12,) a melody's over the chords, averaged, or None
+
+
+def key_chroma(spec: Spectrogram) -> KeyChroma:
+    """The chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum; and (12,) the start frame's at unit energy (`start_frame`).
+    unit maximum; the start frame's at unit energy (`start_frame`); and a
+    melody's over the chords (`semitones.melody_frames`) averaged alike.
     The bass's register counts like any other."""
-    frames = _unit_energy(fold_octaves(semitone_magnitude(spec, 0.0)))
-    return _averaged(spec, frames), start_frame(frames)
+    semis = semitone_magnitude(spec, 0.0)
+    frames, melody = _unit_energy(fold_octaves(semis)), melody_frames(semis)
+    return KeyChroma(_averaged(spec, frames), start_frame(frames),
+                     None if melody is None else _averaged(spec, _unit_energy(melody)))
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
@@ -371,10 +389,10 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    chroma, first = key_chroma(spec)
+    chroma, first, melody = key_chroma(spec)
     corr = decisive_correlations(chroma)
     order = np.argsort(corr)[::-1]
-    best_index = loop_start_mode(corr, first)
+    best_index = loop_start_mode(corr, first, melody)
     best, runner_up = float(corr[order[0]]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
