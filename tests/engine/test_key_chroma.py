@@ -16,7 +16,7 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
-from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, semitone_magnitude
+from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, melody_frames, semitone_magnitude
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
                                      measure_tonality, relative_of, start_frame)
 
@@ -243,6 +243,71 @@ def test_the_readme_demo_reads_its_key_a_minor():
     audio = decode(demo.read_bytes(), file_name="demo.mp3")
     key = measure_tonality(long_spectrum(audio.samples, audio.sample_rate), audio.samples).key
     assert (key.tonic, key.scale) == ("A", "minor")
+
+
+
+# --- a melody over the chords keeps a major reading (issue 27 round 5, benchmarks/results/key.md) ---
+
+def _loop_semitones(upper_notes) -> np.ndarray:
+    """(8, semitones) Am F C G twice (a bass root and a triad below C5) and,
+    per frame, the magnitudes `upper_notes(frame)` gives to MIDI notes from C5 up."""
+    chords = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))
+    semis = np.zeros((8, MIDI_RANGE[1] - MIDI_RANGE[0]))
+    for f in range(8):
+        for m in chords[f % 4]:
+            semis[f, m - MIDI_RANGE[0]] = 1.0
+        for m, a in upper_notes(f).items():
+            semis[f, m - MIDI_RANGE[0]] += a
+    return semis
+
+
+def test_a_riff_over_the_chords_is_a_melody_a_chords_top_voices_are_not():
+    """A riff repeating over Am F C G (E5 D5 C5 G5 F5, its phase against the
+    frames shifting) is a line of its own: `melody_frames` returns the
+    register from C5 up. The same chords with their voices doubled an octave
+    up (they move with the chords), a bass whose overtones reach C5 faintly,
+    or a lead alone (nothing below to tell it from): None."""
+    riff = (76, 74, 72, 79, 77)
+    melody = _loop_semitones(lambda f: {m: 0.9 + 0.3 * ((i + f) % 2) for i, m in enumerate(riff)})
+    upper = melody_frames(melody)
+    assert upper is not None and set(np.nonzero(upper.sum(axis=0))[0]) == {m % 12 for m in riff}
+    chords = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))
+    doubled = _loop_semitones(lambda f: {m + 24: 1.0 for m in chords[f % 4][1:]})
+    assert melody_frames(doubled) is None
+    faint = _loop_semitones(lambda f: {m: 0.05 + 0.05 * ((i + f) % 2) for i, m in enumerate(riff)})
+    assert melody_frames(faint) is None
+    lead = melody.copy()
+    lead[:, :72 - MIDI_RANGE[0]] = 0.0
+    assert melody_frames(lead) is None
+
+
+def test_a_melody_on_the_major_keys_degrees_keeps_the_major_reading():
+    """The whole clip reads C major, the first frame (Am) fits A minor: a
+    melody that fits C major better than A minor by MELODY_MARGIN keeps
+    C major; one that fits A minor, or no melody, leaves the start's A minor."""
+    corr = key_correlations(np.array([1, 0, 0.5, 0, 0.8, 0.6, 0, 0.9, 0, 0.5, 0, 0.4]))
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])
+    first = a_minor / np.linalg.norm(a_minor)
+    c_tune = np.array([1.0, 0, 0.6, 0, 1.0, 0.5, 0, 0.8, 0, 0.1, 0, 0.2])     # C E G, D F: C major
+    a_tune = np.array([0.8, 0, 0.4, 0, 0.9, 0.1, 0, 0.2, 0, 1.0, 0, 0.5])     # A C E, B: A minor
+    assert loop_start_mode(corr, first) == 21
+    assert loop_start_mode(corr, first, c_tune) == 0
+    assert loop_start_mode(corr, first, a_tune) == 21
+
+
+@pytest.mark.parametrize("name", [
+    # held-out major loops that start on vi (their relative minor's chords):
+    # read as that relative minor (0.3) without the melody rule
+    "mix_C_major_vi-IV-I-V_5_r1",
+    "mix_B_major_vi-IV-I-V_0_r2",
+    "mix_F_major_vi-IV-I-V_5",
+])
+def test_a_mix_that_starts_on_vi_reads_its_major_key_from_its_melody(name):
+    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    key = measure_tonality(long_spectrum(x, sr), x).key
+    assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
 
 
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---
