@@ -246,6 +246,38 @@ def test_the_readme_demo_reads_its_key_a_minor():
 
 
 
+
+# --- a held low note counts at its own pitch (issue 27 round 5, benchmarks/results/key.md) ---
+
+def test_a_sharp_held_sub_note_counts_on_its_own_semitone():
+    """B1 played 45 cents sharp (63.4 Hz) and held: the grid alone shares it
+    between B1 and C2 (55 / 45); as a held note it counts on B1, the
+    semitone nearest its own frequency. The same note 45 cents flat counts
+    on B1 too; a note an octave up (above HELD_BELOW_MIDI) keeps the grid's
+    shares."""
+    t = np.arange(SR * 8) / SR
+    b1 = 440.0 * 2 ** ((35 - 69) / 12)
+    for cents, midi, spill in ((45, 35, 36), (-45, 35, 34)):
+        x = (0.3 * np.sin(2 * np.pi * b1 * 2 ** (cents / 1200) * t)).astype(np.float32)[:, None]
+        mags = semitone_magnitude(long_spectrum(x, SR), 0.0)[:-1].mean(axis=0)
+        assert mags[midi - MIDI_RANGE[0]] > 10 * mags[spill - MIDI_RANGE[0]]
+    x = (0.3 * np.sin(2 * np.pi * 2 * b1 * 2 ** (45 / 1200) * t)).astype(np.float32)[:, None]
+    mags = semitone_magnitude(long_spectrum(x, SR), 0.0)[:-1].mean(axis=0)
+    assert mags[48 - MIDI_RANGE[0]] > 0.5 * mags[47 - MIDI_RANGE[0]]
+
+
+def test_a_sub_bass_patch_playing_sharp_reads_its_key():
+    """The held-out F# major sub (`wobble_sub_F#_major_I-IV-V-IV_87`: FluidR3's
+    synth bass under a 60-180 Hz moving low-pass, 17-50 cents sharp): its IV
+    (B1) split over B, C and Bb read B minor (0); as held notes, F# major."""
+    item = next(i for i in key_material.items("held")
+                if i["spec"]["name"] == "wobble_sub_F#_major_I-IV-V-IV_87")
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    key = measure_tonality(long_spectrum(x, sr), x).key
+    assert (key.tonic, key.scale) == ("F#", "major"), key
+
+
 # --- a melody over the chords keeps a major reading (issue 27 round 5, benchmarks/results/key.md) ---
 
 def _loop_semitones(upper_notes) -> np.ndarray:
