@@ -94,12 +94,11 @@ def _lobes(frame: np.ndarray, k: np.ndarray, width: int) -> tuple[np.ndarray, np
     return f[inside], j[inside], which[inside]
 
 
-def line_bins(power: np.ndarray, first: int, cut: int) -> np.ndarray:
-    """(frames, cut - first) True on the bins of spectral lines in [first, cut):
-    each `line_peaks` peak and its lobe (+-LINE_LOBE bins)."""
-    frame, k, _ = line_peaks(power, first, cut)
-    mask = np.zeros((power.shape[0], cut - first), bool)
-    f, j, _ = _lobes(frame, k, cut - first)
+def line_bins(frame: np.ndarray, k: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """`shape` (frames, bins) True on the bins of the spectral lines whose
+    peaks (`line_peaks`) are at (frame, k): each peak and its lobe (+-LINE_LOBE bins)."""
+    mask = np.zeros(shape, bool)
+    f, j, _ = _lobes(frame, k, shape[1])
     mask[f, j] = True
     return mask
 
@@ -140,10 +139,7 @@ def semitone_magnitude(spec: Spectrogram, tuning_cents: float) -> np.ndarray:
     cut = line_cut(spec.n_fft, spec.sample_rate, cents)
     raw = spec.power[:, first:cut]
     frame, k, fine = line_peaks(spec.power, first, cut)
-    mask = np.zeros(raw.shape, bool)
-    f, j, _ = _lobes(frame, k, cut - first)
-    mask[f, j] = True
-    low = raw * np.where(mask, np.float32(1.0), np.float32(BROADBAND_SHARE))
+    low = raw * np.where(line_bins(frame, k, raw.shape), np.float32(1.0), np.float32(BROADBAND_SHARE))
     midi = 69 + 12 * np.log2((first + fine) * spec.sample_rate / spec.n_fft / 440.0) - cents / 100.0
     f, flat, note = held_notes(low, frame, k, midi, raw.sum(axis=1, dtype=np.float64))
     held = np.zeros((raw.shape[0], matrix.shape[1]))
