@@ -37,6 +37,14 @@ def _line(midis, seconds_each=1.0, harmonics=1, sr=SR) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32)[:, None]
 
 
+def _held_render_key(name: str):
+    """The held-out render `name` (key_material) and the key measure_tonality reads from it."""
+    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    return item, measure_tonality(long_spectrum(x, sr), x).key
+
+
 def test_the_lowest_semitones_are_told_apart():
     """B0 (30.9 Hz) and C1 (32.7 Hz), 1.8 Hz apart, land on their own semitones."""
     for midi in (23, 24, 25):
@@ -115,10 +123,7 @@ def test_a_lone_wobble_note_keeps_its_root(name):
     """One G under a moving filter, with drums: its partials (G, D, B) fit
     C major best by Temperley's profile, whose tonic C is barely heard; the
     reading needs its tonic heard (MIN_TONIC_SHARE), so the root G stays."""
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    assert measure_tonality(long_spectrum(x, sr), x).key.tonic == "G"
+    assert _held_render_key(name)[1].tonic == "G"
 
 
 def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
@@ -137,12 +142,15 @@ def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
     "melody_C_major_I-vi-IV-V_80_d_r1",
     "guitar_E_major_I-IV-V-IV_29_r1",
     "mix_G_major_I-vi-IV-V_4_d_r1",
+    # held-out dry mixes that start on vi (their relative minor's chords): the
+    # start frame reads the relative minor (0.3); their melody keeps the major
+    # key (round 5, `semitones.melody_frames`)
+    "mix_C_major_vi-IV-I-V_5_r1",
+    "mix_B_major_vi-IV-I-V_0_r2",
+    "mix_F_major_vi-IV-I-V_5",
 ])
-def test_major_loops_the_blend_reads_as_minor_are_read_in_major(name):
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+def test_major_loops_read_as_minor_without_a_rule_are_read_in_major(name):
+    item, key = _held_render_key(name)
     assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
 
 
@@ -196,10 +204,7 @@ def test_a_minor_loop_that_starts_on_its_tonic_chord_is_not_read_as_its_relative
     """Held-out minor loops whose averaged chroma fits the relative major
     best: the first frame (the loop's tonic chord, several pitch classes)
     fits the minor key better, so `loop_start_mode` reads it."""
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+    _, key = _held_render_key(name)
     assert (key.tonic, key.scale) == truth
 
 
@@ -270,11 +275,7 @@ def test_a_sub_bass_patch_playing_sharp_reads_its_key():
     """The held-out F# major sub (`wobble_sub_F#_major_I-IV-V-IV_87`: FluidR3's
     synth bass under a 60-180 Hz moving low-pass, 17-50 cents sharp): its IV
     (B1) split over B, C and Bb read B minor (0); as held notes, F# major."""
-    item = next(i for i in key_material.items("held")
-                if i["spec"]["name"] == "wobble_sub_F#_major_I-IV-V-IV_87")
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+    key = _held_render_key("wobble_sub_F#_major_I-IV-V-IV_87")[1]
     assert (key.tonic, key.scale) == ("F#", "major"), key
 
 
@@ -327,21 +328,6 @@ def test_a_melody_on_the_major_keys_degrees_keeps_the_major_reading():
     assert loop_start_mode(corr, first, a_tune) == 21
 
 
-@pytest.mark.parametrize("name", [
-    # held-out major loops that start on vi (their relative minor's chords):
-    # read as that relative minor (0.3) without the melody rule
-    "mix_C_major_vi-IV-I-V_5_r1",
-    "mix_B_major_vi-IV-I-V_0_r2",
-    "mix_F_major_vi-IV-I-V_5",
-])
-def test_a_mix_that_starts_on_vi_reads_its_major_key_from_its_melody(name):
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
-    assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
-
-
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---
 
 def test_a_broad_low_hump_does_not_outweigh_a_bass_note():
@@ -369,8 +355,5 @@ def test_a_broad_low_hump_does_not_outweigh_a_bass_note():
     ("pad_Bb_minor_i-VI-iv-v_90_d_r2", 1.0),           # was F# major (0.0)
 ])
 def test_loops_over_a_low_hump_read_their_key(name, floor):
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+    item, key = _held_render_key(name)
     assert mirex_score(key.tonic, key.scale, item["tonic"], item["scale"]) >= floor, key
