@@ -12,8 +12,11 @@ bins of lines (peaks that stand above the bins 3-4 away, and their +-2-bin
 lobes) count fully and every other bin BROADBAND_SHARE of its power, so
 the broad low hump a moving filter or a kick leaves between F1 and A1 no
 longer outweighs a wobble's or a bass's notes (issue 27,
-benchmarks/results/key.md, round 3). Computed from the spectrum the other
-features share: one matrix product per track, no second transform of the audio.
+benchmarks/results/key.md, round 3); below C2 a held note (`held_notes`)
+counts whole on the semitone nearest its own frequency (round 5: a sub
+playing sharp). Computed from the spectrum the other features share: one
+matrix product per track, no second transform of the audio. `melody_frames`
+reads a melody over the chords from the register above C5 (round 5).
 """
 
 from __future__ import annotations
@@ -108,8 +111,8 @@ def held_notes(low: np.ndarray, frame: np.ndarray, k: np.ndarray, midi: np.ndarr
     """The low lines that are held notes: below HELD_BELOW_MIDI, with a line
     within HELD_SEMITONES in the frame before or after (a note, not a kick's
     sweep), whose lobe in `low` (frames, bins) holds HELD_SHARE of its frame's
-    `total`. Per lobe bin: (frame, index into `low`'s flat array, the nearest
-    semitone, MIDI); a bin in two lobes goes to the first."""
+    `total`. Per lobe bin: (frame, index into `low`'s flat array, MIDI number
+    of the semitone nearest the line); a bin in two lobes goes to the first."""
     key = frame * 256.0 + midi                       # frames apart by more than any pitch
     order = np.sort(key)
     held = np.zeros(frame.size, bool)

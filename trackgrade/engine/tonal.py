@@ -17,15 +17,12 @@ alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
 first that fits a key, past a drum intro: `start_frame`) fits the relative
-better (`loop_start_mode`).
+better and a melody over the chords does not keep the reading (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
 (from 50 Hz, with subharmonic credit) only decides whether there is pitch
-and is the reported `chroma`. The earlier rules (the bass root naming
-the tonic, a blended root profile) lost to this plain reading on the real
-clips and the recorded-instrument renders and were removed (issue 27,
-benchmarks/results/key.md).
+and is the reported `chroma` (issue 27, benchmarks/results/key.md).
 
 No key (`key=None`) only without pitch: drums only, noise, silence, click
 trains. Pitch is any of: partials of notes (`pitch.pitched_share`: peaks that
@@ -285,10 +282,10 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | No
     "minor or relative major": minor loops were read as their relative
     major. A major loop that starts on its vi chord reads as its relative
     minor now; benchmarks/results/key.md has the gain and that cost.
-    A `melody` (a line over the chords: `semitones.melody_frames` averaged)
-    that fits the reading better than the relative by MELODY_MARGIN keeps
-    it: a major loop that starts on vi plays its relative minor's chords
-    note for note, and its riff, on the major key's degrees, tells them apart.
+    A `melody` over the chords (`semitones.melody_frames`, averaged) that fits
+    the reading better than the relative by MELODY_MARGIN keeps it: a major
+    loop that starts on vi plays its relative minor's chords note for note,
+    and its riff, on the major key's degrees, tells them apart.
     The reading's confidence stays that of the templates' best key, which
     is then the first alternative."""
     best = int(np.argmax(corr))
@@ -296,10 +293,9 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | No
         return best
     relative = relative_of(best)
     start = key_correlations(first)
-    if not start[relative] > start[best]:
-        return best
-    tune = None if melody is None else key_correlations(melody)
-    return best if tune is not None and tune[best] - tune[relative] > MELODY_MARGIN else relative
+    tune = key_correlations(melody) if melody is not None else None
+    kept = tune is not None and tune[best] - tune[relative] > MELODY_MARGIN
+    return relative if start[relative] > start[best] and not kept else best
 
 
 def _key_of(index: int, confidence: float) -> Key:
