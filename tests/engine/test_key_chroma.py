@@ -250,8 +250,6 @@ def test_the_readme_demo_reads_its_key_a_minor():
     assert (key.tonic, key.scale) == ("A", "minor")
 
 
-
-
 # --- a held low note counts at its own pitch (issue 27 round 5, benchmarks/results/key.md) ---
 
 def test_a_sharp_held_sub_note_counts_on_its_own_semitone():
@@ -281,13 +279,15 @@ def test_a_sub_bass_patch_playing_sharp_reads_its_key():
 
 # --- a melody over the chords keeps a major reading (issue 27 round 5, benchmarks/results/key.md) ---
 
+AM_F_C_G = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))  # bass + triad
+
+
 def _loop_semitones(upper_notes) -> np.ndarray:
     """(8, semitones) Am F C G twice (a bass root and a triad below C5) and,
     per frame, the magnitudes `upper_notes(frame)` gives to MIDI notes from C5 up."""
-    chords = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))
     semis = np.zeros((8, MIDI_RANGE[1] - MIDI_RANGE[0]))
     for f in range(8):
-        for m in chords[f % 4]:
+        for m in AM_F_C_G[f % 4]:
             semis[f, m - MIDI_RANGE[0]] = 1.0
         for m, a in upper_notes(f).items():
             semis[f, m - MIDI_RANGE[0]] += a
@@ -297,15 +297,14 @@ def _loop_semitones(upper_notes) -> np.ndarray:
 def test_a_riff_over_the_chords_is_a_melody_a_chords_top_voices_are_not():
     """A riff repeating over Am F C G (E5 D5 C5 G5 F5, its phase against the
     frames shifting) is a line of its own: `melody_frames` returns the
-    register from C5 up. The same chords with their voices doubled an octave
-    up (they move with the chords), a bass whose overtones reach C5 faintly,
+    register from C5 up. The same chords with their triads doubled two
+    octaves up (they move with the chords), a bass whose overtones reach C5 faintly,
     or a lead alone (nothing below to tell it from): None."""
     riff = (76, 74, 72, 79, 77)
     melody = _loop_semitones(lambda f: {m: 0.9 + 0.3 * ((i + f) % 2) for i, m in enumerate(riff)})
     upper = melody_frames(melody)
     assert upper is not None and set(np.nonzero(upper.sum(axis=0))[0]) == {m % 12 for m in riff}
-    chords = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))
-    doubled = _loop_semitones(lambda f: {m + 24: 1.0 for m in chords[f % 4][1:]})
+    doubled = _loop_semitones(lambda f: {m + 24: 1.0 for m in AM_F_C_G[f % 4][1:]})
     assert melody_frames(doubled) is None
     faint = _loop_semitones(lambda f: {m: 0.05 + 0.05 * ((i + f) % 2) for i, m in enumerate(riff)})
     assert melody_frames(faint) is None
