@@ -18,7 +18,7 @@ from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, melody_frames, semitone_magnitude
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
-                                     measure_tonality, relative_of, start_frame)
+                                     measure_tonality, relative_of, start_frame, subdominant_of)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402
@@ -325,6 +325,36 @@ def test_a_melody_on_the_major_keys_degrees_keeps_the_major_reading():
     assert loop_start_mode(corr, first) == 21
     assert loop_start_mode(corr, first, c_tune) == 0
     assert loop_start_mode(corr, first, a_tune) == 21
+
+
+
+# --- the loop's start turns a reading to its subdominant (issue 27 round 5, benchmarks/results/key.md) ---
+
+def test_the_loop_start_turns_a_reading_to_its_subdominant_only_when_the_clip_nearly_fits_it():
+    """The clip reads A minor, D minor close behind (0.05): a first frame on
+    D minor's chord and scale turns it to D minor (A minor is its key a fifth
+    up); with D minor 0.15 behind, or a first frame on A minor, A minor stays."""
+    assert subdominant_of(21) == 14 and subdominant_of(7) == 0        # A minor -> D minor, G -> C
+    d_minor = np.array([0.3, 0.1, 1.0, 0.1, 0.4, 0.8, 0.1, 0.4, 0.1, 0.9, 0.5, 0.1])
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])
+    corr = np.zeros(24)
+    corr[[21, 14, 0]] = 0.8, 0.75, 0.6
+    assert loop_start_mode(corr, d_minor / np.linalg.norm(d_minor)) == 14
+    assert loop_start_mode(corr, a_minor / np.linalg.norm(a_minor)) == 21
+    corr[14] = 0.65
+    assert loop_start_mode(corr, d_minor / np.linalg.norm(d_minor)) == 21
+
+
+@pytest.mark.parametrize("name", [
+    # held-out minor loops on i-VII-VI-VII read a fifth up (0.5) without the rule
+    "chords_D_minor_i-VII-VI-VII_5",
+    "pad_E_minor_i-VII-VI-VII_89_d",
+    "bass_walk_Bb_minor_i-VII-VI-VII_33_d_r2",
+    "mix_D_minor_i-VII-VI-VII_5_d",
+])
+def test_a_minor_loop_that_dwells_on_its_seventh_is_not_read_a_fifth_up(name):
+    item, key = _held_render_key(name)
+    assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
 
 
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---

@@ -80,6 +80,7 @@ ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alt
 MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
 MELODY_MARGIN = 0.2           # a melody keeps the reading against the start when it fits it this much better
+SUBDOMINANT_WITHIN = 0.1      # the start turns a reading to its subdominant only if the clip fits it this nearly
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -272,22 +273,26 @@ def relative_of(index: int) -> int:
     return (tonic + 3) % 12 if minor else (tonic + 9) % 12 + 12
 
 
+def subdominant_of(index: int) -> int:
+    """The index of the key a fifth below a key, in the same mode."""
+    return (index % 12 + 5) % 12 + 12 * (index // 12)
+
+
 def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | None = None) -> int:
     """The key read from `corr`, or its relative when the first frame's chroma
     (`first`: where a loop or phrase starts, on its tonic chord) fits the
-    relative better (the blended templates), a mode decision between the two
-    only. Read only when the first frame holds a chord's worth of pitch
-    classes (`pitch_spread` of its energy >= MIN_START_SPREAD): a riff or a
-    bass line that starts off the tonic does not decide it. Issue 27's
-    "minor or relative major": minor loops were read as their relative
-    major. A major loop that starts on its vi chord reads as its relative
-    minor now; benchmarks/results/key.md has the gain and that cost.
-    A `melody` over the chords (`semitones.melody_frames`, averaged) that fits
-    the reading better than the relative by MELODY_MARGIN keeps it: a major
-    loop that starts on vi plays its relative minor's chords note for note,
-    and its riff, on the major key's degrees, tells them apart.
-    The reading's confidence stays that of the templates' best key, which
-    is then the first alternative."""
+    relative better (the blended templates); then that key, or its
+    subdominant when the first frame fits that better and the whole clip
+    (`corr`) nearly as well (within SUBDOMINANT_WITHIN): a minor loop that
+    dwells on its VII reads as the key a fifth up. Read only when the first
+    frame holds a chord's worth of pitch classes (`pitch_spread` of its energy
+    >= MIN_START_SPREAD): a riff or a bass line that starts off the tonic
+    does not decide it. A major loop that starts on its vi chord reads as its
+    relative minor unless a `melody` over the chords (`semitones.melody_frames`,
+    averaged) fits the reading better than the relative by MELODY_MARGIN: its
+    riff, on the major key's degrees, tells the two apart. Issue 27's "minor
+    or relative major"; benchmarks/results/key.md has each gain and cost. The
+    confidence stays that of the templates' best key."""
     best = int(np.argmax(corr))
     if pitch_spread(np.square(first)) < MIN_START_SPREAD:
         return best
@@ -295,7 +300,9 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | No
     start = key_correlations(first)
     tune = key_correlations(melody) if melody is not None else None
     kept = tune is not None and tune[best] - tune[relative] > MELODY_MARGIN
-    return relative if start[relative] > start[best] and not kept else best
+    key = relative if start[relative] > start[best] and not kept else best
+    below = subdominant_of(key)
+    return below if start[below] > start[key] and corr[below] > corr[key] - SUBDOMINANT_WITHIN else key
 
 
 def _key_of(index: int, confidence: float) -> Key:
