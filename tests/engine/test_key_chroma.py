@@ -16,7 +16,8 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
-from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, melody_frames, semitone_magnitude
+from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, fold_octaves, melody_frames,
+                                         semitone_magnitude)
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
                                      measure_tonality, relative_of, start_frame, subdominant_of)
 
@@ -315,7 +316,7 @@ def test_a_riff_over_the_chords_is_a_melody_a_chords_top_voices_are_not():
     faint = _loop_semitones(lambda f: {m: 0.05 + 0.05 * ((i + f) % 2) for i, m in enumerate(riff)})
     assert melody_frames(faint) is None
     lead = melody.copy()
-    lead[:, :72 - MIDI_RANGE[0]] = 0.0
+    lead[:, :MELODY_FROM_MIDI - MIDI_RANGE[0]] = 0.0
     assert melody_frames(lead) is None
 
 
