@@ -17,7 +17,8 @@ alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
 first that fits a key, past a drum intro: `start_frame`) fits the relative
-better and a melody over the chords does not keep the reading (`loop_start_mode`).
+better and a melody over the chords does not keep the reading, then its
+subdominant when the start fits that and the clip nearly does (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
