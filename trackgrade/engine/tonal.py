@@ -17,15 +17,13 @@ alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
 first that fits a key, past a drum intro: `start_frame`) fits the relative
-better (`loop_start_mode`).
+better and a melody over the chords does not keep the reading, then its
+subdominant when the start fits that and the clip nearly does (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
 (from 50 Hz, with subharmonic credit) only decides whether there is pitch
-and is the reported `chroma`. The earlier rules (the bass root naming
-the tonic, a blended root profile) lost to this plain reading on the real
-clips and the recorded-instrument renders and were removed (issue 27,
-benchmarks/results/key.md).
+and is the reported `chroma` (issue 27, benchmarks/results/key.md).
 
 No key (`key=None`) only without pitch: drums only, noise, silence, click
 trains. Pitch is any of: partials of notes (`pitch.pitched_share`: peaks that
@@ -44,6 +42,7 @@ note as tonic, with a confidence scaled down by the chroma's spread.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,7 +51,7 @@ from trackgrade.engine.frames import Spectrogram
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
-from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
+from trackgrade.engine.semitones import fold_octaves, melody_frames, semitone_magnitude
 from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -81,6 +80,8 @@ MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
+MELODY_MARGIN = 0.2           # a melody keeps the reading against the start when it fits it this much better
+SUBDOMINANT_WITHIN = 0.1      # the start turns a reading to its subdominant only if the clip fits it this nearly
 
 
 def _zscore(x: np.ndarray) -> np.ndarray:
@@ -273,24 +274,36 @@ def relative_of(index: int) -> int:
     return (tonic + 3) % 12 if minor else (tonic + 9) % 12 + 12
 
 
-def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
+def subdominant_of(index: int) -> int:
+    """The index of the key a fifth below a key, in the same mode."""
+    return (index % 12 + 5) % 12 + 12 * (index // 12)
+
+
+def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | None = None) -> int:
     """The key read from `corr`, or its relative when the first frame's chroma
     (`first`: where a loop or phrase starts, on its tonic chord) fits the
-    relative better (the blended templates), a mode decision between the two
-    only. Read only when the first frame holds a chord's worth of pitch
-    classes (`pitch_spread` of its energy >= MIN_START_SPREAD): a riff or a
-    bass line that starts off the tonic does not decide it. Issue 27's
-    "minor or relative major": minor loops were read as their relative
-    major. A major loop that starts on its vi chord reads as its relative
-    minor now; benchmarks/results/key.md has the gain and that cost.
-    The reading's confidence stays that of the templates' best key, which
-    is then the first alternative."""
+    relative better (the blended templates); then that key, or its
+    subdominant when the first frame fits that better and the whole clip
+    (`corr`) nearly as well (within SUBDOMINANT_WITHIN): a minor loop that
+    dwells on its VII reads as the key a fifth up. Read only when the first
+    frame holds a chord's worth of pitch classes (`pitch_spread` of its energy
+    >= MIN_START_SPREAD): a riff or a bass line that starts off the tonic
+    does not decide it. A major loop that starts on its vi chord reads as its
+    relative minor unless a `melody` over the chords (`semitones.melody_frames`,
+    averaged) fits the reading better than the relative by MELODY_MARGIN: its
+    riff, on the major key's degrees, tells the two apart. Issue 27's "minor
+    or relative major"; benchmarks/results/key.md has each gain and cost. The
+    confidence stays that of the templates' best key."""
     best = int(np.argmax(corr))
     if pitch_spread(np.square(first)) < MIN_START_SPREAD:
         return best
     relative = relative_of(best)
     start = key_correlations(first)
-    return relative if start[relative] > start[best] else best
+    tune = key_correlations(melody) if melody is not None else None
+    kept = tune is not None and tune[best] - tune[relative] > MELODY_MARGIN
+    key = relative if start[relative] > start[best] and not kept else best
+    below = subdominant_of(key)
+    return below if start[below] > start[key] and corr[below] > corr[key] - SUBDOMINANT_WITHIN else key
 
 
 def _key_of(index: int, confidence: float) -> Key:
@@ -337,14 +350,23 @@ def start_frame(frames: np.ndarray) -> np.ndarray:
     return frames[int(np.argmax(fit >= MIN_CORRELATION))]
 
 
-def key_chroma(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray]:
-    """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
+class KeyChroma(NamedTuple):
+    chroma: np.ndarray               # (12,) the whole clip's, unit maximum
+    first: np.ndarray                # (12,) the start frame's, unit energy
+    melody: np.ndarray | None        # (12,) a melody's over the chords, averaged, or None
+
+
+def key_chroma(spec: Spectrogram) -> KeyChroma:
+    """The chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum; and (12,) the start frame's at unit energy (`start_frame`).
+    unit maximum; the start frame's at unit energy (`start_frame`); and a
+    melody's over the chords (`semitones.melody_frames`) averaged alike.
     The bass's register counts like any other."""
-    frames = _unit_energy(fold_octaves(semitone_magnitude(spec, 0.0)))
-    return _averaged(spec, frames), start_frame(frames)
+    semis = semitone_magnitude(spec, 0.0)
+    frames, melody = _unit_energy(fold_octaves(semis)), melody_frames(semis)
+    return KeyChroma(_averaged(spec, frames), start_frame(frames),
+                     None if melody is None else _averaged(spec, _unit_energy(melody)))
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
@@ -371,10 +393,10 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    chroma, first = key_chroma(spec)
+    chroma, first, melody = key_chroma(spec)
     corr = decisive_correlations(chroma)
     order = np.argsort(corr)[::-1]
-    best_index = loop_start_mode(corr, first)
+    best_index = loop_start_mode(corr, first, melody)
     best, runner_up = float(corr[order[0]]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
