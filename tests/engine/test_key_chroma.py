@@ -16,9 +16,10 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
-from trackgrade.engine.semitones import MIDI_RANGE, fold_octaves, semitone_magnitude
+from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, fold_octaves, melody_frames,
+                                         semitone_magnitude)
 from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
-                                     measure_tonality, relative_of, start_frame)
+                                     measure_tonality, relative_of, start_frame, subdominant_of)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402
@@ -35,6 +36,14 @@ def _line(midis, seconds_each=1.0, harmonics=1, sr=SR) -> np.ndarray:
         note = sum(np.sin(2 * np.pi * f * h * t) / h for h in range(1, harmonics + 1))
         parts.append(0.3 * note * np.hanning(t.size) ** 0.1)
     return np.concatenate(parts).astype(np.float32)[:, None]
+
+
+def _held_render_key(name: str):
+    """The held-out render `name` (key_material) and the key measure_tonality reads from it."""
+    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
+    path, = render_recorded([item["spec"]])
+    x, sr = sf.read(path, dtype="float32", always_2d=True)
+    return item, measure_tonality(long_spectrum(x, sr), x).key
 
 
 def test_the_lowest_semitones_are_told_apart():
@@ -62,7 +71,7 @@ def test_a_sub_bass_line_below_50_hz_is_heard():
     chroma (from 50 Hz) hears nothing."""
     played = [28, 31, 23, 26, 30] * 2            # E1 G1 B0 D1 F#1
     spec = long_spectrum(_line(played, seconds_each=1.5), SR)
-    chroma, _ = key_chroma(spec)
+    chroma = key_chroma(spec).chroma
     assert set(np.argsort(chroma)[::-1][:5]) == {m % 12 for m in played}
     assert mean_chroma(spec)[0].sum() == 0
 
@@ -115,10 +124,7 @@ def test_a_lone_wobble_note_keeps_its_root(name):
     """One G under a moving filter, with drums: its partials (G, D, B) fit
     C major best by Temperley's profile, whose tonic C is barely heard; the
     reading needs its tonic heard (MIN_TONIC_SHARE), so the root G stays."""
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    assert measure_tonality(long_spectrum(x, sr), x).key.tonic == "G"
+    assert _held_render_key(name)[1].tonic == "G"
 
 
 def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
@@ -137,12 +143,21 @@ def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
     "melody_C_major_I-vi-IV-V_80_d_r1",
     "guitar_E_major_I-IV-V-IV_29_r1",
     "mix_G_major_I-vi-IV-V_4_d_r1",
+    # held-out dry mixes that start on vi (their relative minor's chords): the
+    # start frame reads the relative minor (0.3); their melody keeps the major
+    # key (round 5, `semitones.melody_frames`)
+    "mix_C_major_vi-IV-I-V_5_r1",
+    "mix_B_major_vi-IV-I-V_0_r2",
+    "mix_F_major_vi-IV-I-V_5",
+    # held-out minor loops on i-VII-VI-VII: read a fifth up (0.5) until the
+    # loop's start turns a reading to its subdominant (round 5, `loop_start_mode`)
+    "chords_D_minor_i-VII-VI-VII_5",
+    "pad_E_minor_i-VII-VI-VII_89_d",
+    "bass_walk_Bb_minor_i-VII-VI-VII_33_d_r2",
+    "mix_D_minor_i-VII-VI-VII_5_d",
 ])
-def test_major_loops_the_blend_reads_as_minor_are_read_in_major(name):
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+def test_held_loops_a_rule_reads_exactly(name):
+    item, key = _held_render_key(name)
     assert (key.tonic, key.scale) == (item["tonic"], item["scale"]), key
 
 
@@ -196,10 +211,7 @@ def test_a_minor_loop_that_starts_on_its_tonic_chord_is_not_read_as_its_relative
     """Held-out minor loops whose averaged chroma fits the relative major
     best: the first frame (the loop's tonic chord, several pitch classes)
     fits the minor key better, so `loop_start_mode` reads it."""
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+    _, key = _held_render_key(name)
     assert (key.tonic, key.scale) == truth
 
 
@@ -245,6 +257,101 @@ def test_the_readme_demo_reads_its_key_a_minor():
     assert (key.tonic, key.scale) == ("A", "minor")
 
 
+# --- a held low note counts at its own pitch (issue 27 round 5, benchmarks/results/key.md) ---
+
+def test_a_sharp_held_sub_note_counts_on_its_own_semitone():
+    """B1 played 45 cents sharp (63.4 Hz) and held: the grid alone shares it
+    between B1 and C2 (55 / 45); as a held note it counts on B1, the
+    semitone nearest its own frequency. The same note 45 cents flat counts
+    on B1 too; a note an octave up (above HELD_BELOW_MIDI) keeps the grid's
+    shares."""
+    t = np.arange(SR * 8) / SR
+    b1 = 440.0 * 2 ** ((35 - 69) / 12)
+    for cents, midi, spill in ((45, 35, 36), (-45, 35, 34)):
+        x = (0.3 * np.sin(2 * np.pi * b1 * 2 ** (cents / 1200) * t)).astype(np.float32)[:, None]
+        mags = semitone_magnitude(long_spectrum(x, SR), 0.0)[:-1].mean(axis=0)
+        assert mags[midi - MIDI_RANGE[0]] > 10 * mags[spill - MIDI_RANGE[0]]
+    x = (0.3 * np.sin(2 * np.pi * 2 * b1 * 2 ** (45 / 1200) * t)).astype(np.float32)[:, None]
+    mags = semitone_magnitude(long_spectrum(x, SR), 0.0)[:-1].mean(axis=0)
+    assert mags[48 - MIDI_RANGE[0]] > 0.5 * mags[47 - MIDI_RANGE[0]]
+
+
+def test_a_sub_bass_patch_playing_sharp_reads_its_key():
+    """The held-out F# major sub (`wobble_sub_F#_major_I-IV-V-IV_87`: FluidR3's
+    synth bass under a 60-180 Hz moving low-pass, 17-50 cents sharp): its IV
+    (B1) split over B, C and Bb read B minor (0); as held notes, F# major."""
+    key = _held_render_key("wobble_sub_F#_major_I-IV-V-IV_87")[1]
+    assert (key.tonic, key.scale) == ("F#", "major"), key
+
+
+# --- a melody over the chords keeps a major reading (issue 27 round 5, benchmarks/results/key.md) ---
+
+AM_F_C_G = ((45, 57, 60, 64), (41, 57, 60, 65), (48, 55, 60, 64), (43, 55, 59, 62))  # bass + triad
+
+
+def _loop_semitones(upper_notes) -> np.ndarray:
+    """(8, semitones) Am F C G twice (a bass root and a triad below C5) and,
+    per frame, the magnitudes `upper_notes(frame)` gives to MIDI notes from C5 up."""
+    semis = np.zeros((8, MIDI_RANGE[1] - MIDI_RANGE[0]))
+    for f in range(8):
+        for m in AM_F_C_G[f % 4]:
+            semis[f, m - MIDI_RANGE[0]] = 1.0
+        for m, a in upper_notes(f).items():
+            semis[f, m - MIDI_RANGE[0]] += a
+    return semis
+
+
+def test_a_riff_over_the_chords_is_a_melody_a_chords_top_voices_are_not():
+    """A riff repeating over Am F C G (E5 D5 C5 G5 F5, its phase against the
+    frames shifting) is a line of its own: `melody_frames` returns the
+    register from C5 up. The same chords with their triads doubled two
+    octaves up (they move with the chords), a bass whose overtones reach C5 faintly,
+    or a lead alone (nothing below to tell it from): None."""
+    riff = (76, 74, 72, 79, 77)
+    melody = _loop_semitones(lambda f: {m: 0.9 + 0.3 * ((i + f) % 2) for i, m in enumerate(riff)})
+    upper = melody_frames(melody)
+    assert upper is not None and set(np.nonzero(upper.sum(axis=0))[0]) == {m % 12 for m in riff}
+    doubled = _loop_semitones(lambda f: {m + 24: 1.0 for m in AM_F_C_G[f % 4][1:]})
+    assert melody_frames(doubled) is None
+    faint = _loop_semitones(lambda f: {m: 0.05 + 0.05 * ((i + f) % 2) for i, m in enumerate(riff)})
+    assert melody_frames(faint) is None
+    lead = melody.copy()
+    lead[:, :MELODY_FROM_MIDI - MIDI_RANGE[0]] = 0.0
+    assert melody_frames(lead) is None
+
+
+def test_a_melody_on_the_major_keys_degrees_keeps_the_major_reading():
+    """The whole clip reads C major, the first frame (Am) fits A minor: a
+    melody that fits C major better than A minor by MELODY_MARGIN keeps
+    C major; one that fits A minor, or no melody, leaves the start's A minor."""
+    corr = key_correlations(np.array([1, 0, 0.5, 0, 0.8, 0.6, 0, 0.9, 0, 0.5, 0, 0.4]))
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])
+    first = a_minor / np.linalg.norm(a_minor)
+    c_tune = np.array([1.0, 0, 0.6, 0, 1.0, 0.5, 0, 0.8, 0, 0.1, 0, 0.2])     # C E G, D F: C major
+    a_tune = np.array([0.8, 0, 0.4, 0, 0.9, 0.1, 0, 0.2, 0, 1.0, 0, 0.5])     # A C E, B: A minor
+    assert loop_start_mode(corr, first) == 21
+    assert loop_start_mode(corr, first, c_tune) == 0
+    assert loop_start_mode(corr, first, a_tune) == 21
+
+
+
+# --- the loop's start turns a reading to its subdominant (issue 27 round 5, benchmarks/results/key.md) ---
+
+def test_the_loop_start_turns_a_reading_to_its_subdominant_only_when_the_clip_nearly_fits_it():
+    """The clip reads A minor, D minor close behind (0.05): a first frame on
+    D minor's chord and scale turns it to D minor (A minor is its key a fifth
+    up); with D minor 0.15 behind, or a first frame on A minor, A minor stays."""
+    assert subdominant_of(21) == 14 and subdominant_of(7) == 0        # A minor -> D minor, G -> C
+    d_minor = np.array([0.3, 0.1, 1.0, 0.1, 0.4, 0.8, 0.1, 0.4, 0.1, 0.9, 0.5, 0.1])
+    a_minor = np.array([0.8, 0.2, 0.5, 0.2, 0.9, 0.5, 0.2, 0.5, 0.2, 1.0, 0.2, 0.5])
+    corr = np.zeros(24)
+    corr[[21, 14, 0]] = 0.8, 0.75, 0.6
+    assert loop_start_mode(corr, d_minor / np.linalg.norm(d_minor)) == 14
+    assert loop_start_mode(corr, a_minor / np.linalg.norm(a_minor)) == 21
+    corr[14] = 0.65
+    assert loop_start_mode(corr, d_minor / np.linalg.norm(d_minor)) == 21
+
+
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---
 
 def test_a_broad_low_hump_does_not_outweigh_a_bass_note():
@@ -259,7 +366,7 @@ def test_a_broad_low_hump_does_not_outweigh_a_bass_note():
     band[(freqs < 41) | (freqs > 48)] = 0
     hump = np.fft.irfft(band, n)
     hump *= 2.0 * np.sqrt(np.mean(note ** 2) / np.mean(hump ** 2))
-    chroma, _ = key_chroma(long_spectrum((note + hump).astype(np.float32)[:, None], SR))
+    chroma = key_chroma(long_spectrum((note + hump).astype(np.float32)[:, None], SR)).chroma
     assert int(np.argmax(chroma)) == 9, np.round(chroma, 2)
 
 
@@ -272,8 +379,5 @@ def test_a_broad_low_hump_does_not_outweigh_a_bass_note():
     ("pad_Bb_minor_i-VI-iv-v_90_d_r2", 1.0),           # was F# major (0.0)
 ])
 def test_loops_over_a_low_hump_read_their_key(name, floor):
-    item = next(i for i in key_material.items("held") if i["spec"]["name"] == name)
-    path, = render_recorded([item["spec"]])
-    x, sr = sf.read(path, dtype="float32", always_2d=True)
-    key = measure_tonality(long_spectrum(x, sr), x).key
+    item, key = _held_render_key(name)
     assert mirex_score(key.tonic, key.scale, item["tonic"], item["scale"]) >= floor, key

@@ -11,21 +11,19 @@ Frames are normalised to unit energy (L2) and averaged; the zero-padded frame ov
 a track's last samples counts for the share of its window that holds them.
 
 Key: correlation of `key_chroma` with the 24 rotations of a major and a
-minor profile (Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
+minor profile (`key_profiles`: Faraldo et al. 2016 "EDM-A", blended with Temperley's), the
 best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
 first that fits a key, past a drum intro: `start_frame`) fits the relative
-better (`loop_start_mode`).
+better and a melody over the chords does not keep the reading, then its
+subdominant when the start fits that and the clip nearly does (`loop_start_mode`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
 (from 50 Hz, with subharmonic credit) only decides whether there is pitch
-and is the reported `chroma`. The earlier rules (the bass root naming
-the tonic, a blended root profile) lost to this plain reading on the real
-clips and the recorded-instrument renders and were removed (issue 27,
-benchmarks/results/key.md).
+and is the reported `chroma` (issue 27, benchmarks/results/key.md).
 
 No key (`key=None`) only without pitch: drums only, noise, silence, click
 trains. Pitch is any of: partials of notes (`pitch.pitched_share`: peaks that
@@ -44,28 +42,21 @@ note as tonic, with a confidence scaled down by the chroma's spread.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
+from trackgrade.engine.key_profiles import (decisive_correlations, key_correlations, key_templates,
+                                            relative_of, subdominant_of, zscore)
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
-from trackgrade.engine.semitones import fold_octaves, semitone_magnitude
+from trackgrade.engine.semitones import fold_octaves, melody_frames, semitone_magnitude
 from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
-
-# Faraldo, Gómez, Jordà, Herrera (2016), "Key estimation in electronic dance
-# music": profiles estimated from an EDM corpus (tonic first).
-EDMA_MAJOR = np.array([0.16519551, 0.04749026, 0.08293076, 0.06687112, 0.09994645, 0.09274123,
-                       0.05294487, 0.13159476, 0.05218986, 0.07443653, 0.06940723, 0.0642515])
-EDMA_MINOR = np.array([0.17235348, 0.05336489, 0.0761009, 0.10043649, 0.05621498, 0.08527853,
-                       0.0497915, 0.13451001, 0.07458916, 0.05003023, 0.09187879, 0.05545106])
-# Temperley (1999), "What's key for key?".
-TEMPERLEY_MAJOR = np.array([5.0, 2.0, 3.5, 2.0, 4.5, 4.0, 2.0, 4.5, 2.0, 3.5, 1.5, 4.0])
-TEMPERLEY_MINOR = np.array([5.0, 2.0, 3.5, 4.5, 2.0, 4.0, 2.0, 4.5, 3.5, 2.0, 1.5, 4.0])
 
 F_MIN_HZ = 50.0
 F_MAX_HZ = 3500.0
@@ -75,32 +66,12 @@ HARMONICS = 4
 HARMONIC_SLOPE = 0.6
 PEAK_FLOOR_DB = 30.0          # peaks more than this below the frame's maximum are ignored
 WEIGHT_EXPONENT = 0.5         # peak weight = power ** this (0.5: magnitude)
-PROFILE_BLEND = 0.5           # weight of Temperley's profile next to EDM-A
 MIN_TONALNESS = 0.01          # share of 100 Hz-3.5 kHz power in prominent peaks
 MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
-MIN_TONIC_SHARE = 0.6         # Temperley's reading needs its tonic at >= this x the chroma's max
 MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
-
-
-def _zscore(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    d = x - x.mean(axis=-1, keepdims=True)
-    n = np.linalg.norm(d, axis=-1, keepdims=True)
-    return d / np.where(n > 0, n, 1.0)
-
-
-@lru_cache(maxsize=1)
-def key_templates() -> np.ndarray:
-    """(24, 12) z-scored templates: rows 0-11 major on C..B, 12-23 minor."""
-    return _rotations(_zscore(EDMA_MAJOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MAJOR),
-                      _zscore(EDMA_MINOR) + PROFILE_BLEND * _zscore(TEMPERLEY_MINOR))
-
-
-def _rotations(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
-    """(24, 12) the profiles' 12 rotations each (major C..B, then minor), z-scored."""
-    rows = [np.roll(major, t) for t in range(12)] + [np.roll(minor, t) for t in range(12)]
-    return _zscore(np.array(rows))
+MELODY_MARGIN = 0.2           # a melody keeps the reading against the start when it fits it this much better
+SUBDOMINANT_WITHIN = 0.1      # the start turns a reading to its subdominant only if the clip fits it this nearly
 
 
 @lru_cache(maxsize=16)
@@ -232,65 +203,31 @@ def _averaged(spec: Spectrogram, frames: np.ndarray) -> np.ndarray:
     return _unit_max(spec.frame_weights() @ _unit_energy(frames))
 
 
-@lru_cache(maxsize=1)
-def temperley_templates() -> np.ndarray:
-    """(24, 12) z-scored rotations of Temperley's profiles alone (major, then minor)."""
-    return _rotations(TEMPERLEY_MAJOR, TEMPERLEY_MINOR)
-
-
-def key_correlations(chroma: np.ndarray) -> np.ndarray:
-    """(24,) correlation of the chroma with each key template (major C..B, minor C..B)."""
-    return key_templates() @ _zscore(chroma)
-
-
-def _margin(corr: np.ndarray) -> float:
-    top = np.partition(corr, -2)[-2:]
-    return float(top[1] - top[0])
-
-
-def decisive_correlations(chroma: np.ndarray) -> np.ndarray:
-    """(24,) the correlations the key is read from: those with the blended
-    templates (`key_templates`) or with Temperley's alone, whichever reading
-    is the more decisive (the larger margin of the best key over the second),
-    Temperley's only when its tonic is heard (at least MIN_TONIC_SHARE of
-    the chroma's strongest pitch class: a lone wobble note's partials fit a
-    major key a fifth below better than the note's own).
-    The blend's EDM-A half leans to minor keys and its tonic (a minor loop,
-    a chord part); Temperley's profile names major keys that the blend reads
-    as their relative or iii (a walking bass, a riff, a mix). On the recorded-
-    instrument renders and the real clips each alone errs where the other is
-    sure: benchmarks/results/key.md has the gain."""
-    z = _zscore(chroma)
-    blend, temperley = key_templates() @ z, temperley_templates() @ z
-    tonic = int(np.argmax(temperley)) % 12
-    heard = chroma[tonic] >= MIN_TONIC_SHARE * np.max(chroma)
-    return temperley if heard and _margin(temperley) > _margin(blend) else blend
-
-
-def relative_of(index: int) -> int:
-    """The index (0-23, major C..B then minor C..B) of a key's relative key."""
-    tonic, minor = index % 12, index >= 12
-    return (tonic + 3) % 12 if minor else (tonic + 9) % 12 + 12
-
-
-def loop_start_mode(corr: np.ndarray, first: np.ndarray) -> int:
+def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | None = None) -> int:
     """The key read from `corr`, or its relative when the first frame's chroma
     (`first`: where a loop or phrase starts, on its tonic chord) fits the
-    relative better (the blended templates), a mode decision between the two
-    only. Read only when the first frame holds a chord's worth of pitch
-    classes (`pitch_spread` of its energy >= MIN_START_SPREAD): a riff or a
-    bass line that starts off the tonic does not decide it. Issue 27's
-    "minor or relative major": minor loops were read as their relative
-    major. A major loop that starts on its vi chord reads as its relative
-    minor now; benchmarks/results/key.md has the gain and that cost.
-    The reading's confidence stays that of the templates' best key, which
-    is then the first alternative."""
+    relative better (the blended templates); then that key, or its
+    subdominant when the first frame fits that better and the whole clip
+    (`corr`) nearly as well (within SUBDOMINANT_WITHIN): a minor loop that
+    dwells on its VII reads as the key a fifth up. Read only when the first
+    frame holds a chord's worth of pitch classes (`pitch_spread` of its energy
+    >= MIN_START_SPREAD): a riff or a bass line that starts off the tonic
+    does not decide it. A major loop that starts on its vi chord reads as its
+    relative minor unless a `melody` over the chords (`semitones.melody_frames`,
+    averaged) fits the reading better than the relative by MELODY_MARGIN: its
+    riff, on the major key's degrees, tells the two apart. Issue 27's "minor
+    or relative major"; benchmarks/results/key.md has each gain and cost. The
+    confidence stays that of the templates' best key."""
     best = int(np.argmax(corr))
     if pitch_spread(np.square(first)) < MIN_START_SPREAD:
         return best
     relative = relative_of(best)
     start = key_correlations(first)
-    return relative if start[relative] > start[best] else best
+    tune = key_correlations(melody) if melody is not None else None
+    kept = tune is not None and tune[best] - tune[relative] > MELODY_MARGIN
+    key = relative if start[relative] > start[best] and not kept else best
+    below = subdominant_of(key)
+    return below if start[below] > start[key] and corr[below] > corr[key] - SUBDOMINANT_WITHIN else key
 
 
 def _key_of(index: int, confidence: float) -> Key:
@@ -331,20 +268,29 @@ def start_frame(frames: np.ndarray) -> np.ndarray:
     alone, a riser or silence starts its loop where the harmony enters: a
     drum intro's near-flat chroma (the README demo's four bars of kick and
     hats) says nothing about the mode."""
-    fit = (key_templates() @ _zscore(frames).T).max(axis=0)
+    fit = (key_templates() @ zscore(frames).T).max(axis=0)
     if not np.median(fit) >= MIN_CORRELATION:
         return frames[0]
     return frames[int(np.argmax(fit >= MIN_CORRELATION))]
 
 
-def key_chroma(spec: Spectrogram) -> tuple[np.ndarray, np.ndarray]:
-    """(12,) the chroma keys are read from: the semitone magnitudes B0..B7 of
+class KeyChroma(NamedTuple):
+    chroma: np.ndarray               # (12,) the whole clip's, unit maximum
+    first: np.ndarray                # (12,) the start frame's, unit energy
+    melody: np.ndarray | None        # (12,) a melody's over the chords, averaged, or None
+
+
+def key_chroma(spec: Spectrogram) -> KeyChroma:
+    """The chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum; and (12,) the start frame's at unit energy (`start_frame`).
+    unit maximum; the start frame's at unit energy (`start_frame`); and a
+    melody's over the chords (`semitones.melody_frames`) averaged alike.
     The bass's register counts like any other."""
-    frames = _unit_energy(fold_octaves(semitone_magnitude(spec, 0.0)))
-    return _averaged(spec, frames), start_frame(frames)
+    semis = semitone_magnitude(spec, 0.0)
+    frames, melody = _unit_energy(fold_octaves(semis)), melody_frames(semis)
+    return KeyChroma(_averaged(spec, frames), start_frame(frames),
+                     None if melody is None else _averaged(spec, _unit_energy(melody)))
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
@@ -371,10 +317,10 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    chroma, first = key_chroma(spec)
+    chroma, first, melody = key_chroma(spec)
     corr = decisive_correlations(chroma)
     order = np.argsort(corr)[::-1]
-    best_index = loop_start_mode(corr, first)
+    best_index = loop_start_mode(corr, first, melody)
     best, runner_up = float(corr[order[0]]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))

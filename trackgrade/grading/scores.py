@@ -241,7 +241,7 @@ def frequency_balance(bands: dict, ideal: dict, low_cut: float = 0.0,
     if noise and any(v > 0 for v in noise.values()):
         score = min(score, _balance_score(without(bands, noise), ideal, extra, whole))
     score = min(score, int(round(100.0 * (1.0 - missing))))
-    parts = {name: round(float(v), 1) for name, v in zip(BAND_NAMES, frame_db(bands, ideal))}
+    parts = {name: round(float(v), 1) + 0.0 for name, v in zip(BAND_NAMES, frame_db(bands, ideal))}
     return Pillar(score, parts)
 
 
