@@ -11,6 +11,11 @@ calibrated (at 0.6 or more, right at least CALIBRATED_AT of the time; then
 the log loss decides). The shipped model is fitted on all of FIT with that
 temperature; benchmarks/content/evaluate.py reports it on HELD-OUT.
 Real clips weigh REAL_WEIGHT renders each (there are few of them).
+
+The first model is fitted on specs.content_specs and the real clips; the
+second (`drums_or_mix`, grading/content.py `split_drums_mix`) on their drum
+loops and mixes plus specs.drums_or_mix_specs (grooves whose kit stands 0 to
++12 dB over the parts), the same FIT sources only.
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ benchmarks/content/fit.py on recorded-instrument renders and part of the
 real clips, whole sources held out) gives each kind a probability. Its temperature is fitted on the calibration
 sources so that `content.confidence` (the best kind's probability) is
 calibrated: at 0.6 or more the kind is right at least 9 times in 10
-(benchmarks/results/content.md).
+(benchmarks/results/content.md). When `drums` leads, a second model of the
+same file (`drums_or_mix`, fitted on drum loops and mixes only, among them
+grooves whose kit stands far over a bass line and chords) shares the drums'
+and the mix's probability between them (`split_drums_mix`).
 
 `decide` holds the decision table (MIX_MARGIN, LONG_PART_MIN, ONE_EVENT_DB,
 ONE_EVENT_RING). A file the engine measured no cues for (documents of older
