@@ -17,9 +17,9 @@ from tests.truth import real_row, render_recorded
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.key_profiles import dominant_of
-from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, bass_share, fold_octaves,
-                                         melody_frames, semitone_magnitude)
-from trackgrade.engine.tonal import (DOMINANT_BASS_SHARE, bass_line_key, key_chroma, key_correlations,
+from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, bass_note, bass_share,
+                                         fold_octaves, melody_frames, semitone_magnitude)
+from trackgrade.engine.tonal import (BASS_LINE_SHARE, DOMINANT_BASS_SHARE, bass_line_key, key_chroma, key_correlations,
                                      loop_start_mode, mean_chroma, measure_tonality, relative_of,
                                      start_frame, subdominant_of)
 
@@ -162,6 +162,11 @@ def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
     # line's start turns a reading to its dominant (round 6, `bass_line_key`)
     "wobble_moving_B_minor_i-VI-iv-v_87_d_r2",
     "wobble_moving_Eb_major_I-vi-IV-V_38_d",
+    # held-out bass lines and a sub alone (the bass register holds most of the
+    # magnitude): a fifth or a relative away until the bass's first note names
+    # the tonic (round 6, `bass_line_key`)
+    "bass_root_F_minor_i-VII-VI-VII_32_r2",
+    "wobble_sub_C#_minor_i-VI-iv-v_39_r1",
 ])
 def test_held_loops_a_rule_reads_exactly(name):
     item, key = _held_render_key(name)
@@ -386,6 +391,21 @@ def test_a_bass_lines_start_turns_a_reading_to_its_dominant_only_under_a_bass_li
     assert bass_line_key(corr, 16, e_first, 0.3) == 16
     corr[23] = 0.65
     assert bass_line_key(corr, 16, b_first, 0.3) == 16
+
+
+def test_a_bass_line_alone_starts_on_its_tonic():
+    """Where the bass register holds BASS_LINE_SHARE of the magnitude, the
+    start frame's bass note (`bass_note`: its strongest semitone below C3,
+    not a louder note above) is the tonic, in the mode the clip prefers."""
+    frame = np.zeros(MIDI_RANGE[1] - MIDI_RANGE[0])
+    frame[[35 - MIDI_RANGE[0], 40 - MIDI_RANGE[0], 60 - MIDI_RANGE[0]]] = 1.0, 0.5, 3.0   # B1, E2, C4
+    assert bass_note(frame) == 11
+    corr = np.zeros(24)
+    corr[[16, 11, 23]] = 0.8, 0.5, 0.6                          # E minor read; B minor over B major
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), BASS_LINE_SHARE, 11) == 23
+    corr[11] = 0.7
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), 0.7, 11) == 11
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), BASS_LINE_SHARE - 0.05, 11) == 16
 
 
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---
