@@ -19,9 +19,9 @@ from trackgrade.engine.frames import long_spectrum
 from trackgrade.engine.key_profiles import dominant_of
 from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, bass_note, bass_share,
                                          fold_octaves, melody_frames, semitone_magnitude)
-from trackgrade.engine.tonal import (BASS_LINE_SHARE, DOMINANT_BASS_SHARE, bass_line_key, key_chroma, key_correlations,
-                                     loop_start_mode, mean_chroma, measure_tonality, relative_of,
-                                     start_frame, subdominant_of)
+from trackgrade.engine.tonal import (BASS_LINE_SHARE, DOMINANT_BASS_SHARE, bass_line_key, key_chroma,
+                                     key_correlations, loop_start_mode, mean_chroma, measure_tonality,
+                                     relative_of, start_frame, subdominant_of)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402

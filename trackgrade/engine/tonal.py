@@ -243,8 +243,9 @@ def bass_line_key(corr: np.ndarray, key: int, first: np.ndarray, share: float,
     bass's note in the first frame (`start_note`, `semitones.bass_note`) is
     the tonic, in the mode `corr` prefers: a line of roots starts its loop
     on the tonic, and the profiles alone read it as its relative, its
-    subdominant or its third. Otherwise the reading `key`, or the key a fifth up (`dominant_of`) where a bass
-    line or a wobble carries the clip (the semitones below C3 hold
+    subdominant or its third. Otherwise the reading `key`, or the key a
+    fifth up (`dominant_of`) where a bass line or a wobble carries the clip
+    (the semitones below C3 hold
     DOMINANT_BASS_SHARE of the magnitude, `semitones.bass_share`), the
     first frame (a chord's worth of pitch classes) fits that key better by
     DOMINANT_START_MARGIN and the whole clip (`corr`) nearly as well (within
