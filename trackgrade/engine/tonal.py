@@ -245,8 +245,7 @@ def bass_line_key(corr: np.ndarray, key: int, first: np.ndarray, share: float,
     on the tonic, and the profiles alone read it as its relative, its
     subdominant or its third. Otherwise the reading `key`, or the key a
     fifth up (`dominant_of`) where a bass line or a wobble carries the clip
-    (the semitones below C3 hold
-    DOMINANT_BASS_SHARE of the magnitude, `semitones.bass_share`), the
+    (the semitones below C3 hold DOMINANT_BASS_SHARE of the magnitude), the
     first frame (a chord's worth of pitch classes) fits that key better by
     DOMINANT_START_MARGIN and the whole clip (`corr`) nearly as well (within
     FIFTH_WITHIN). A root line alone (B G E F#) fits the key a fifth below
