@@ -16,10 +16,12 @@ import soundfile as sf
 from tests.truth import real_row, render_recorded
 from trackgrade.engine.decode import decode
 from trackgrade.engine.frames import long_spectrum
-from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, fold_octaves, melody_frames,
-                                         semitone_magnitude)
-from trackgrade.engine.tonal import (key_chroma, key_correlations, loop_start_mode, mean_chroma,
-                                     measure_tonality, relative_of, start_frame, subdominant_of)
+from trackgrade.engine.key_profiles import dominant_of
+from trackgrade.engine.semitones import (MELODY_FROM_MIDI, MIDI_RANGE, bass_note, bass_share,
+                                         fold_octaves, melody_frames, semitone_magnitude)
+from trackgrade.engine.tonal import (BASS_LINE_SHARE, DOMINANT_BASS_SHARE, bass_line_key, key_chroma,
+                                     key_correlations, loop_start_mode, mean_chroma, measure_tonality,
+                                     relative_of, start_frame, subdominant_of)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import key_material  # noqa: E402
@@ -155,6 +157,16 @@ def test_a_country_mix_in_a_major_reads_a_fifth_not_the_relative_minor():
     "pad_E_minor_i-VII-VI-VII_89_d",
     "bass_walk_Bb_minor_i-VII-VI-VII_33_d_r2",
     "mix_D_minor_i-VII-VI-VII_5_d",
+    # held-out wobbles over drums whose root line fits the key a fifth below
+    # as well (E minor for B G E F#): read a fifth down (0.5) until a bass
+    # line's start turns a reading to its dominant (round 6, `bass_line_key`)
+    "wobble_moving_B_minor_i-VI-iv-v_87_d_r2",
+    "wobble_moving_Eb_major_I-vi-IV-V_38_d",
+    # held-out bass lines and a sub alone (the bass register holds most of the
+    # magnitude): a fifth or a relative away until the bass's first note names
+    # the tonic (round 6, `bass_line_key`)
+    "bass_root_F_minor_i-VII-VI-VII_32_r2",
+    "wobble_sub_C#_minor_i-VI-iv-v_39_r1",
 ])
 def test_held_loops_a_rule_reads_exactly(name):
     item, key = _held_render_key(name)
@@ -350,6 +362,50 @@ def test_the_loop_start_turns_a_reading_to_its_subdominant_only_when_the_clip_ne
     assert loop_start_mode(corr, a_minor / np.linalg.norm(a_minor)) == 21
     corr[14] = 0.65
     assert loop_start_mode(corr, d_minor / np.linalg.norm(d_minor)) == 21
+
+
+# --- a bass line's start turns a reading to its dominant (issue 27 round 6, benchmarks/results/key.md) ---
+
+def test_the_bass_register_share_tells_a_bass_line_from_chords():
+    """`bass_share`: a line of notes below C3 holds nearly all the semitones'
+    magnitude; a chord line from C4 up nearly none."""
+    low = semitone_magnitude(long_spectrum(_line([40, 43, 36, 38], 2.0, harmonics=3), SR), 0.0)
+    high = semitone_magnitude(long_spectrum(_line([60, 64, 67, 72], 2.0, harmonics=3), SR), 0.0)
+    assert bass_share(low) > 0.5 > DOMINANT_BASS_SHARE > 0.01 > bass_share(high)
+    assert bass_share(np.zeros((3, MIDI_RANGE[1] - MIDI_RANGE[0]))) == 0.0
+
+
+def test_a_bass_lines_start_turns_a_reading_to_its_dominant_only_under_a_bass_line():
+    """The clip reads E minor, B minor close behind (0.05): a first frame on B
+    minor's chord and scale turns it to B minor (E minor's key a fifth up)
+    where the bass register carries the clip; not with a small bass share
+    (a chord or a guitar loop), B minor 0.15 behind, or an E minor first frame."""
+    assert dominant_of(16) == 23 and dominant_of(0) == 7            # E minor -> B minor, C -> G
+    b_minor = np.array([0.1, 0.5, 0.9, 0.1, 0.5, 0.1, 1.0, 0.5, 0.1, 0.5, 0.1, 1.0])
+    e_minor = np.array([0.1, 0.1, 0.1, 0.1, 1.0, 0.1, 0.5, 0.9, 0.1, 0.5, 0.1, 0.9])
+    b_first, e_first = (c / np.linalg.norm(c) for c in (b_minor, e_minor))
+    corr = np.zeros(24)
+    corr[[16, 23]] = 0.8, 0.75
+    assert bass_line_key(corr, 16, b_first, 0.3) == 23
+    assert bass_line_key(corr, 16, b_first, 0.1) == 16
+    assert bass_line_key(corr, 16, e_first, 0.3) == 16
+    corr[23] = 0.65
+    assert bass_line_key(corr, 16, b_first, 0.3) == 16
+
+
+def test_a_bass_line_alone_starts_on_its_tonic():
+    """Where the bass register holds BASS_LINE_SHARE of the magnitude, the
+    start frame's bass note (`bass_note`: its strongest semitone below C3,
+    not a louder note above) is the tonic, in the mode the clip prefers."""
+    frame = np.zeros(MIDI_RANGE[1] - MIDI_RANGE[0])
+    frame[[35 - MIDI_RANGE[0], 40 - MIDI_RANGE[0], 60 - MIDI_RANGE[0]]] = 1.0, 0.5, 3.0   # B1, E2, C4
+    assert bass_note(frame) == 11
+    corr = np.zeros(24)
+    corr[[16, 11, 23]] = 0.8, 0.5, 0.6                          # E minor read; B minor over B major
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), BASS_LINE_SHARE, 11) == 23
+    corr[11] = 0.7
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), 0.7, 11) == 11
+    assert bass_line_key(corr, 16, np.full(12, 12 ** -0.5), BASS_LINE_SHARE - 0.05, 11) == 16
 
 
 # --- the low register read from spectral lines (issue 27 round 3, benchmarks/results/key.md) ---

@@ -1,7 +1,7 @@
 """The key profiles and how a chroma is read against them (engine/tonal.py
 decides the key from these readings): the EDM-A and Temperley profiles, their
 24 rotations, the correlations, the more decisive of two readings, and the
-relations between keys (relative, subdominant)."""
+relations between keys (relative, subdominant, dominant)."""
 
 from __future__ import annotations
 
@@ -86,3 +86,8 @@ def relative_of(index: int) -> int:
 def subdominant_of(index: int) -> int:
     """The index of the key a fifth below a key, in the same mode."""
     return (index % 12 + 5) % 12 + 12 * (index // 12)
+
+
+def dominant_of(index: int) -> int:
+    """The index of the key a fifth above a key, in the same mode."""
+    return (index % 12 + 7) % 12 + 12 * (index // 12)

@@ -161,6 +161,22 @@ def fold_octaves(semitones: np.ndarray) -> np.ndarray:
     return out
 
 
+def bass_share(semitones: np.ndarray) -> float:
+    """The share of the semitones' magnitude (frames, semitones from
+    MIDI_RANGE[0]) below LINE_BELOW_MIDI (C3): high for a bass line or a
+    wobble, dry or over drums (drums add broadband power there, which the
+    line rule keeps at BROADBAND_SHARE, and hats above); low for chords,
+    pads, leads and most mixes."""
+    total = float(semitones.sum())
+    return float(semitones[:, :LINE_BELOW_MIDI - MIDI_RANGE[0]].sum()) / total if total > 0 else 0.0
+
+
+def bass_note(frame: np.ndarray) -> int:
+    """The pitch class (C = 0) of one frame's (semitones from MIDI_RANGE[0])
+    strongest semitone below LINE_BELOW_MIDI: the bass's note."""
+    return int((np.argmax(frame[:LINE_BELOW_MIDI - MIDI_RANGE[0]]) + MIDI_RANGE[0]) % 12)
+
+
 def registers(semitones: np.ndarray, split_midi: int) -> tuple[np.ndarray, np.ndarray]:
     """(frames, 12) the pitch classes of the semitones from `split_midi` up,
     and (frames, 12) those of the semitones below it (C first)."""

@@ -18,7 +18,9 @@ and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
 first that fits a key, past a drum intro: `start_frame`) fits the relative
 better and a melody over the chords does not keep the reading, then its
-subdominant when the start fits that and the clip nearly does (`loop_start_mode`).
+subdominant when the start fits that and the clip nearly does (`loop_start_mode`);
+where a bass line or a wobble carries the clip, its dominant the same way, and
+where one alone fills it, the tonic is the bass's first note (`bass_line_key`).
 `key_chroma` is the textbook constant-Q chroma done on our own spectrum
 (`semitones`: the long spectrum on a semitone grid from B0, 31 Hz, to B7),
 so a bass line's notes count as much as a chord's; the peak chroma above
@@ -48,12 +50,13 @@ import numpy as np
 
 from trackgrade.engine.features import Key, Tonality
 from trackgrade.engine.frames import Spectrogram
-from trackgrade.engine.key_profiles import (decisive_correlations, key_correlations, key_templates,
-                                            relative_of, subdominant_of, zscore)
+from trackgrade.engine.key_profiles import (decisive_correlations, dominant_of, key_correlations,
+                                            key_templates, relative_of, subdominant_of, zscore)
 from trackgrade.engine.pitch import (MIN_NOTE_RISE_DB, MIN_PITCHED_SHARE, MIN_SUSTAINED_LOW,
                                      TONAL_MIN_HZ, holds_low_line, note_rise_db, pitched_share,
                                      sustained_low_share)
-from trackgrade.engine.semitones import fold_octaves, melody_frames, semitone_magnitude
+from trackgrade.engine.semitones import (bass_note, bass_share, fold_octaves, melody_frames,
+                                         semitone_magnitude)
 from trackgrade.musical_keys import SCALES, TONICS, camelot
 
 PITCH_CLASSES = TONICS
@@ -71,7 +74,10 @@ MIN_CORRELATION = 0.6
 ALT_TEMPERATURE = 0.05        # correlation behind the best per e-fold of an alternative's confidence
 MIN_START_SPREAD = 5.0        # the first frame decides the mode only with this many pitch classes
 MELODY_MARGIN = 0.2           # a melody keeps the reading against the start when it fits it this much better
-SUBDOMINANT_WITHIN = 0.1      # the start turns a reading to its subdominant only if the clip fits it this nearly
+FIFTH_WITHIN = 0.1            # the start turns a reading a fifth down (or up) only if the clip fits that this nearly
+DOMINANT_BASS_SHARE = 0.2     # ... a fifth up only where the bass register holds this share (`bass_share`),
+DOMINANT_START_MARGIN = 0.1   # ... and the start fits the key a fifth up by this much more
+BASS_LINE_SHARE = 0.6         # a bass register holding this share: the bass's first note is the tonic
 
 
 @lru_cache(maxsize=16)
@@ -208,7 +214,7 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | No
     (`first`: where a loop or phrase starts, on its tonic chord) fits the
     relative better (the blended templates); then that key, or its
     subdominant when the first frame fits that better and the whole clip
-    (`corr`) nearly as well (within SUBDOMINANT_WITHIN): a minor loop that
+    (`corr`) nearly as well (within FIFTH_WITHIN): a minor loop that
     dwells on its VII reads as the key a fifth up. Read only when the first
     frame holds a chord's worth of pitch classes (`pitch_spread` of its energy
     >= MIN_START_SPREAD): a riff or a bass line that starts off the tonic
@@ -227,7 +233,34 @@ def loop_start_mode(corr: np.ndarray, first: np.ndarray, melody: np.ndarray | No
     kept = tune is not None and tune[best] - tune[relative] > MELODY_MARGIN
     key = relative if start[relative] > start[best] and not kept else best
     below = subdominant_of(key)
-    return below if start[below] > start[key] and corr[below] > corr[key] - SUBDOMINANT_WITHIN else key
+    return below if start[below] > start[key] and corr[below] > corr[key] - FIFTH_WITHIN else key
+
+
+def bass_line_key(corr: np.ndarray, key: int, first: np.ndarray, share: float,
+                  start_note: int | None = None) -> int:
+    """Where the bass register holds BASS_LINE_SHARE of the semitones'
+    magnitude (a bass line or a wobble alone, `semitones.bass_share`), the
+    bass's note in the first frame (`start_note`, `semitones.bass_note`) is
+    the tonic, in the mode `corr` prefers: a line of roots starts its loop
+    on the tonic, and the profiles alone read it as its relative, its
+    subdominant or its third. Otherwise the reading `key`, or the key a
+    fifth up (`dominant_of`) where a bass line or a wobble carries the clip
+    (the semitones below C3 hold DOMINANT_BASS_SHARE of the magnitude), the
+    first frame (a chord's worth of pitch classes) fits that key better by
+    DOMINANT_START_MARGIN and the whole clip (`corr`) nearly as well (within
+    FIFTH_WITHIN). A root line alone (B G E F#) fits the key a fifth below
+    (E minor's v III i II) as well as its own (B minor's i VI iv v); the
+    line starts on its tonic. Ungated, the turn costs guitar and melody
+    loops, whose first frame fits the key a fifth up too; the bass
+    register's share keeps it to bass lines and wobbles
+    (benchmarks/results/key.md, round 6)."""
+    if start_note is not None and share >= BASS_LINE_SHARE:
+        return start_note if corr[start_note] >= corr[start_note + 12] else start_note + 12
+    if share < DOMINANT_BASS_SHARE or pitch_spread(np.square(first)) < MIN_START_SPREAD:
+        return key
+    up, start = dominant_of(key), key_correlations(first)
+    return up if start[up] > start[key] + DOMINANT_START_MARGIN and corr[up] > corr[key] - FIFTH_WITHIN \
+        else key
 
 
 def _key_of(index: int, confidence: float) -> Key:
@@ -268,16 +301,23 @@ def start_frame(frames: np.ndarray) -> np.ndarray:
     alone, a riser or silence starts its loop where the harmony enters: a
     drum intro's near-flat chroma (the README demo's four bars of kick and
     hats) says nothing about the mode."""
+    return frames[start_index(frames)]
+
+
+def start_index(frames: np.ndarray) -> int:
+    """The index of `start_frame`'s frame in `frames` (each at unit energy)."""
     fit = (key_templates() @ zscore(frames).T).max(axis=0)
     if not np.median(fit) >= MIN_CORRELATION:
-        return frames[0]
-    return frames[int(np.argmax(fit >= MIN_CORRELATION))]
+        return 0
+    return int(np.argmax(fit >= MIN_CORRELATION))
 
 
 class KeyChroma(NamedTuple):
     chroma: np.ndarray               # (12,) the whole clip's, unit maximum
     first: np.ndarray                # (12,) the start frame's, unit energy
     melody: np.ndarray | None        # (12,) a melody's over the chords, averaged, or None
+    bass_share: float                # the semitones' magnitude below C3 over all (`semitones.bass_share`)
+    start_note: int                  # the start frame's bass note, a pitch class (`semitones.bass_note`)
 
 
 def key_chroma(spec: Spectrogram) -> KeyChroma:
@@ -285,12 +325,16 @@ def key_chroma(spec: Spectrogram) -> KeyChroma:
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
     unit maximum; the start frame's at unit energy (`start_frame`); and a
-    melody's over the chords (`semitones.melody_frames`) averaged alike.
+    melody's over the chords (`semitones.melody_frames`) averaged alike;
+    the bass register's share of the magnitude (`semitones.bass_share`)
+    and its note in the start frame (`semitones.bass_note`).
     The bass's register counts like any other."""
     semis = semitone_magnitude(spec, 0.0)
     frames, melody = _unit_energy(fold_octaves(semis)), melody_frames(semis)
-    return KeyChroma(_averaged(spec, frames), start_frame(frames),
-                     None if melody is None else _averaged(spec, _unit_energy(melody)))
+    start = start_index(frames)
+    return KeyChroma(_averaged(spec, frames), frames[start],
+                     None if melody is None else _averaged(spec, _unit_energy(melody)),
+                     bass_share(semis), bass_note(semis[start]))
 
 
 def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> Tonality:
@@ -298,7 +342,8 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
     The key: the best of 24 correlations of `key_chroma` with the key
     templates or Temperley's, whichever is more decisive
     (`decisive_correlations`), or its relative if the first frame says so
-    (`loop_start_mode`). Whether there is pitch is judged as before
+    (`loop_start_mode`); under a bass line its first note, or else a fifth
+    up (`bass_line_key`). Whether there is pitch is judged as before
     from the peaks of the long spectrum (`chroma_frames`). `samples` (the audio `spec` was
     taken from, at its rate) let a sub bass line under drums that no rule of
     the long spectrum sees have pitch (`pitch.holds_low_line`); read only
@@ -317,10 +362,10 @@ def measure_tonality(spec: Spectrogram, samples: np.ndarray | None = None) -> To
                  or samples is not None and holds_low_line(samples, spec.sample_rate))
     if not has_pitch:
         return Tonality(key=None, chroma=out_chroma)
-    chroma, first, melody = key_chroma(spec)
+    chroma, first, melody, share, start_note = key_chroma(spec)
     corr = decisive_correlations(chroma)
     order = np.argsort(corr)[::-1]
-    best_index = loop_start_mode(corr, first, melody)
+    best_index = bass_line_key(corr, loop_start_mode(corr, first, melody), first, share, start_note)
     best, runner_up = float(corr[order[0]]), float(corr[order[1]])
     margin = best - runner_up
     confidence = float(np.clip(best, 0.0, 1.0) * np.clip(0.5 + margin / 0.2, 0.0, 1.0))
