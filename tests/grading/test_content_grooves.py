@@ -41,6 +41,11 @@ def specs(names: tuple[str, ...] = NAMES) -> list[dict]:
     return [by_name[n] for n in names]
 
 
+def style_of(name: str) -> str:
+    """A groove's style from its name (`rec_STYLE_i`)."""
+    return name.split("_", 1)[1].rsplit("_", 1)[0]
+
+
 def twin(spec: dict) -> dict:
     """The same groove with its drums only."""
     return {**spec, "name": spec["name"] + "_drums_only", "tracks": spec["tracks"][:1]}
@@ -59,8 +64,7 @@ def readings(names: tuple[str, ...] = NAMES) -> dict[str, tuple[str, float]]:
 
 def test_the_grooves_are_unseen_and_carry_parts():
     for spec in specs():
-        style = spec["name"].split("_", 1)[1].rsplit("_", 1)[0]
-        assert grooves.unseen({"kit": spec["tracks"][0]["kit"], "style": style}), spec["name"]
+        assert grooves.unseen({"kit": spec["tracks"][0]["kit"], "style": style_of(spec["name"])}), spec["name"]
         assert [t["type"] for t in spec["tracks"]] == ["drums", "notes", "notes"]
         assert spec["tracks"][0]["gain_db"] == 0.0 and spec["tracks"][2]["gain_db"] == -6.0
 
@@ -73,10 +77,6 @@ def test_a_bass_line_and_chords_under_loud_drums_read_as_a_mix(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_drum_only_twin_still_reads_as_drums(name):
     assert readings()[name + "_drums_only"][0] == "drums", readings()[name + "_drums_only"]
-
-
-def style_of(name: str) -> str:
-    return name.split("_", 1)[1].rsplit("_", 1)[0]
 
 
 def test_the_unheard_grooves_are_of_styles_never_fitted_and_carry_parts():
