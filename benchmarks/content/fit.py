@@ -38,6 +38,7 @@ from trackgrade.grading.content import KINDS, MODEL_PATH, inputs, probabilities 
 REAL_WEIGHT = 3.0
 L2 = 0.002
 CALIBRATED_AT = 0.92          # a margin over the contract's 9 in 10
+CONTRACT_AT = 0.9             # CONTRACT.md section 6: right 9 times in 10 at 0.6
 HELD_OUT_SHARE = 1 / 3
 # the temperatures tried (the last one when none is calibrated: the second
 # pass's out-of-fold readings needed more than the first pass's 4.0)
@@ -113,6 +114,12 @@ def generator(row: dict) -> str:
     return row["id"].split("_", 1)[0] if row["id"].startswith(("loud_", "gs_")) else "corpus"
 
 
+def style(row: dict) -> str:
+    """The groove style of a groove-style render (specs.groove_style_specs:
+    `gs_STYLE_i`), else ""."""
+    return row["id"][3:].rsplit("_", 1)[0] if row["id"].startswith("gs_") else ""
+
+
 def fit_drums_or_mix(train: list[dict], names: list[str]) -> dict:
     """grading/content.py's second model (mix or drums, on the first model's
     inputs `names`) on the fitted sources' drum loops and mixes. Its
@@ -120,7 +127,13 @@ def fit_drums_or_mix(train: list[dict], names: list[str]) -> dict:
     never saw the item: out of fold by source (4 folds) and, harder, out of
     generator (fitted without the item's generator: a drum loop of specs.py
     read by a model that never heard a groove of tests/groove_specs.py's kind,
-    and the other way round)."""
+    and the other way round) and out of style (a groove-style render read by
+    a model fitted without its style's). Pooled, those readings must be right
+    CALIBRATED_AT of the time at 0.6 or more, and each generator's left out
+    alone CONTRACT_AT: pooled, the easy generators hid that a model which
+    never heard a generator's material is sure and wrong of it (the groove-
+    style renders read out of generator: 25 of 30 at the pooled temperature,
+    2.2), as the groove set's styles never rendered for fitting were read."""
     rows = [r for r in train if r["kind"] in ("mix", "drums")]
     x = np.array([[inputs(corpus.features_of(r))[n] for n in names] for r in rows])
     y = np.array([0 if r["kind"] == "mix" else 1 for r in rows])     # KINDS order: mix, drums
@@ -138,16 +151,28 @@ def fit_drums_or_mix(train: list[dict], names: list[str]) -> dict:
         z = (xx - np.asarray(m["mean"])) / np.asarray(m["scale"])
         return 1.0 / (1.0 + np.exp(-(z @ np.asarray(m["weight"]) + m["bias"]) / t))
 
-    unseen = [(two_kinds(folds != f), folds == f) for f in range(4) if (folds == f).any()]
-    unseen += [(two_kinds(gens != g), gens == g) for g in sorted(set(gens))]
+    by_fold = [(two_kinds(folds != f), folds == f) for f in range(4) if (folds == f).any()]
+    by_generator = [(two_kinds(gens != g), gens == g) for g in sorted(set(gens))]
+    styles = np.array([style(r) for r in rows])
+    by_style = [(two_kinds(styles != s), styles == s) for s in sorted(set(styles) - {""})]
+    unseen = by_fold + by_generator + by_style
+    gen_out = range(len(by_fold), len(by_fold) + len(by_generator))
+
+    def right_when_sure(q: np.ndarray, truth: np.ndarray) -> float:
+        sure = np.maximum(q, 1 - q) >= 0.6
+        return ((q >= 0.5) == (truth == 0))[sure].mean() if sure.any() else 1.0
+
     best, best_loss = TEMPERATURES[-1], np.inf
     for t in TEMPERATURES:
-        q = np.concatenate([mix_prob(m, x[te], float(t)) for m, te in unseen])
+        qs = [mix_prob(m, x[te], float(t)) for m, te in unseen]
+        q = np.concatenate(qs)
         truth = np.concatenate([y[te] for _, te in unseen])
-        sure = np.maximum(q, 1 - q) >= 0.6
-        ok = ((q >= 0.5) == (truth == 0))[sure].mean() if sure.any() else 1.0
+        ok = right_when_sure(q, truth)
+        # each generator left out alone, too: material of a kind the model
+        # never heard (the groove set's styles) at the contract's 9 in 10
+        each = min(right_when_sure(qs[i], y[unseen[i][1]]) for i in gen_out)
         loss = -np.log(np.where(truth == 0, q, 1 - q) + 1e-12).mean()
-        if ok >= CALIBRATED_AT and loss < best_loss:
+        if ok >= CALIBRATED_AT and each >= CONTRACT_AT and loss < best_loss:
             best, best_loss = float(t), loss
     return {"inputs": list(names), **two_kinds(np.ones(len(y), bool)), "temperature": round(float(best), 2),
             "fitted_on": {"mix": int((y == 0).sum()), "drums": int((y == 1).sum())}}

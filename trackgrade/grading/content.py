@@ -77,7 +77,10 @@ ONE_EVENT_RING = 0.6
 # over a bass line and chords) shares the two kinds' probability between
 # them: the first model, fitted on every kind, saw few mixes whose drums
 # stand far over the parts, and read such a groove as a drum loop (issue 26,
-# third pass: benchmarks/results/content.md)
+# third pass: benchmarks/results/content.md). Its temperature is calibrated
+# on readings of material of a generator the model never heard, too (fit.py
+# `fit_drums_or_mix`): grooves of styles never rendered for fitting read
+# `drums` sure and wrong at the pooled temperature
 
 
 def inputs(f: Features) -> dict[str, float]:
