@@ -71,16 +71,6 @@ LONG_PART_MIN = 0.7
 # after its first loud frame
 ONE_EVENT_DB = 5.0
 ONE_EVENT_RING = 0.6
-# drums or a mix: when the model's best kind is `drums`, a second model
-# (content_model.json "drums_or_mix", on the same inputs, fitted on the drum
-# loops and the mixes only, among them grooves whose kit stands 0 to +12 dB
-# over a bass line and chords) shares the two kinds' probability between
-# them: the first model, fitted on every kind, saw few mixes whose drums
-# stand far over the parts, and read such a groove as a drum loop (issue 26,
-# third pass: benchmarks/results/content.md). Its temperature is calibrated
-# on readings of material of a generator the model never heard, too (fit.py
-# `fit_drums_or_mix`): grooves of styles never rendered for fitting read
-# `drums` sure and wrong at the pooled temperature
 
 
 def inputs(f: Features) -> dict[str, float]:
@@ -148,7 +138,13 @@ def drums_or_mix(values: dict[str, float], second: dict) -> float:
 
 def split_drums_mix(p: np.ndarray, values: dict[str, float], second: dict) -> np.ndarray:
     """`p` with the drums' and the mix's probability shared by `drums_or_mix`
-    when `drums` leads (the table above); otherwise `p` as it is."""
+    when `drums` leads; otherwise `p` as it is. The first model, fitted on
+    every kind, saw few mixes whose drums stand far over the parts and read
+    such a groove as a drum loop; the second is fitted on drum loops and mixes
+    only (among them grooves whose kit stands 0 to +12 dB over a bass line and
+    chords), its temperature calibrated on readings of generators it never
+    heard too (benchmarks/content/fit.py `fit_drums_or_mix`; issue 26's third
+    pass, benchmarks/results/content.md)."""
     mix, drums = KINDS.index(MIX), KINDS.index(DRUMS)
     if int(np.argmax(p)) != drums:
         return p
