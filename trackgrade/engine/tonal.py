@@ -16,7 +16,7 @@ best one wins; beside it the same chroma is read with Temperley's profiles
 alone, and the more decisive reading (the larger margin between its best
 and second-best key) is the key (`decisive_correlations`, issue 27), or
 its relative when the frame where the loop starts on its tonic chord (the
-first that fits a key, past a drum intro: `start_frame`) fits the relative
+first that fits a key, past a drum intro: `start_index`) fits the relative
 better and a melody over the chords does not keep the reading, then its
 subdominant when the start fits that and the clip nearly does (`loop_start_mode`);
 where a bass line or a wobble carries the clip, its dominant the same way, and
@@ -293,19 +293,14 @@ def pitch_spread(chroma: np.ndarray) -> float:
     return float(np.exp(-(p * np.log(p)).sum()))
 
 
-def start_frame(frames: np.ndarray) -> np.ndarray:
-    """(12,) the chroma of the frame where the music starts: when most of
-    `frames` (each at unit energy) fit a key (their best correlation with the
-    key templates at least MIN_CORRELATION, as pitch must fit a key), the
-    first that does; otherwise the first frame. A track that opens on drums
-    alone, a riser or silence starts its loop where the harmony enters: a
-    drum intro's near-flat chroma (the README demo's four bars of kick and
-    hats) says nothing about the mode."""
-    return frames[start_index(frames)]
-
-
 def start_index(frames: np.ndarray) -> int:
-    """The index of `start_frame`'s frame in `frames` (each at unit energy)."""
+    """The index in `frames` (each at unit energy) of the frame where the
+    music starts: when most of them fit a key (their best correlation with
+    the key templates at least MIN_CORRELATION, as pitch must fit a key),
+    the first that does; otherwise the first frame. A track that opens on
+    drums alone, a riser or silence starts its loop where the harmony enters:
+    a drum intro's near-flat chroma (the README demo's four bars of kick and
+    hats) says nothing about the mode."""
     fit = (key_templates() @ zscore(frames).T).max(axis=0)
     if not np.median(fit) >= MIN_CORRELATION:
         return 0
@@ -324,7 +319,7 @@ def key_chroma(spec: Spectrogram) -> KeyChroma:
     """The chroma keys are read from: the semitone magnitudes B0..B7 of
     the long spectrum (`semitones`, on the A440 grid) folded to pitch
     classes, each frame at unit energy, averaged by `spec.frame_weights()`,
-    unit maximum; the start frame's at unit energy (`start_frame`); and a
+    unit maximum; the start frame's at unit energy (`start_index`); and a
     melody's over the chords (`semitones.melody_frames`) averaged alike;
     the bass register's share of the magnitude (`semitones.bass_share`)
     and its note in the start frame (`semitones.bass_note`).
