@@ -117,8 +117,9 @@ def bands_vector(bands: dict) -> np.ndarray:
 
 def band_distance_db(measured: dict, ideal: dict) -> np.ndarray:
     """Per-band level of the measured share against the ideal's, dB (7,),
-    capped to +-15 dB; an empty band counts as 0.05 % (a finite miss). This
-    is the one band unit of every table, sentence and feedback item."""
+    capped to +-15 dB; an empty band counts as 0.05 % (a finite miss). The
+    genre measures' band distance (`shape_fit`, `band_similarity`); what the
+    user reads of a band is `low_end.frame_db`, the frequency pillar's frame."""
     return level_db(band_shares(measured), band_shares(ideal))
 
 

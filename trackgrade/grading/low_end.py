@@ -37,7 +37,7 @@ def band_shares(bands: dict) -> np.ndarray:
 
 def level_db(measured: float | np.ndarray, ideal: float | np.ndarray) -> float | np.ndarray:
     """How far a share (or a ratio of shares) sits from the ideal's, dB, capped
-    to +-limits.BAND_DB_CAP: the one band unit (`genres.band_distance_db`)."""
+    to +-limits.BAND_DB_CAP: the one band unit (`frame_db`, `genres.band_distance_db`)."""
     return np.clip(10.0 * np.log10(measured / ideal), -L.BAND_DB_CAP, L.BAND_DB_CAP)
 
 
